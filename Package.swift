@@ -1,0 +1,113 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "sluice",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "sluice", targets: ["sluice"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // Pure domain logic: no I/O, no server, no client.
+        .target(name: "SluiceCore", swiftSettings: swiftSettings),
+        .target(
+            name: "RangeOrigin",
+            dependencies: [
+                "SluiceCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "DownloadEngine",
+            dependencies: [
+                "SluiceCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "JobStore",
+            dependencies: [
+                "SluiceCore",
+                "DownloadEngine",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SluiceAPI",
+            dependencies: [
+                "SluiceCore",
+                "DownloadEngine",
+                "JobStore",
+                "RangeOrigin",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "sluice",
+            dependencies: [
+                "SluiceCore",
+                "RangeOrigin",
+                "DownloadEngine",
+                "JobStore",
+                "SluiceAPI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SluiceTestSupport",
+            dependencies: [
+                "SluiceCore",
+                "RangeOrigin",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "SluiceCoreTests", dependencies: ["SluiceCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RangeOriginTests",
+            dependencies: ["RangeOrigin", "SluiceTestSupport", "SluiceCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DownloadEngineTests",
+            dependencies: ["DownloadEngine", "SluiceTestSupport", "SluiceCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SluiceAPITests",
+            dependencies: ["SluiceAPI", "JobStore", "DownloadEngine", "SluiceTestSupport", "SluiceCore"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,4 @@
+import AsyncHTTPClient
+import Crypto
+import Logging
+public enum DownloadEnginePlaceholder {}

@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import HTTPTypes
+public import Hummingbird
+import Metrics
+import NIOCore
+import SluiceCore
+
+/// The built-in HTTP origin: `/files/PATH` from a directory and `/testdata/SIZE` generated,
+/// both with RFC 9110 range and conditional semantics, the latter with fault injection.
+public struct RangeOrigin: Sendable {
+    private let root: FileRoot
+    private let faultCounters = FaultCounters()
+    private let bytesServed = Counter(label: "sluice_origin_bytes_served_total")
+
+    /// - Parameter root: the directory `/files/` serves; it must exist.
+    public init(root: String) throws {
+        self.root = try FileRoot(path: root)
+    }
+
+    /// Adds `GET` and `HEAD` for `/files/**` and `/testdata/:size` to `router`.
+    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        router.get("/files/**") { request, _ in try self.serveFile(request) }
+        router.head("/files/**") { request, _ in try self.serveFile(request) }
+        router.get("/testdata/:size") { request, context in try await self.serveTestData(request, context: context) }
+        router.head("/testdata/:size") { request, context in try await self.serveTestData(request, context: context) }
+    }
+
+    // MARK: Files
+
+    func serveFile(_ request: Request) throws -> Response {
+        let encoded = request.uri.path.dropFirst("/files/".count)
+        guard let relative = SafeRelativePath(encoded: encoded), let resolved = root.resolve(relative),
+            let file = OpenFile(resolvedPath: resolved, now: Int64(time(nil)))
+        else {
+            throw SluiceError(.notFound, "no such file")
+        }
+        let representation = Representation(
+            length: file.size, validators: file.validators,
+            contentType: MediaType.forFileName(relative.segments.last!), rangesEnabled: true,
+            cacheControl: "no-cache"
+        )
+        return RangeResponder.respond(
+            to: request, representation: representation, source: FileByteSource(file: file, bytesServed: bytesServed)
+        )
+    }
+
+    // MARK: Test data
+
+    func serveTestData(_ request: Request, context: some RequestContext) async throws -> Response {
+        let sizeText = context.parameters.get("size") ?? ""
+        let options = try TestDataOptions(size: sizeText[...], query: request.uri.queryParameters)
+        if let delay = options.delayMilliseconds {
+            try await Task.sleep(for: .milliseconds(delay))
+        }
+        if let status = options.status, faultCounters.next(request.uri.string) <= options.times {
+            var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
+            if let retry = options.retryAfter { headers[.retryAfter] = String(retry) }
+            return Response(
+                status: HTTPResponse.Status(code: status), headers: headers,
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "injected status \(status)\n"))
+            )
+        }
+        if let redirects = options.redirects, redirects > 0 {
+            let location = request.uri.path + "?" + Self.query(request.uri.query ?? "", settingRedirectTo: redirects - 1)
+            return Response(status: .found, headers: [.location: location, .contentLength: "0"])
+        }
+        let rangesEnabled = !options.noRange && !options.noLength
+        let representation = Representation(
+            length: options.noLength ? nil : options.size,
+            validators: Validators(etag: options.entityTag, lastModified: TestDataOptions.lastModified),
+            contentType: MediaType.octetStream, rangesEnabled: rangesEnabled,
+            advertiseRanges: rangesEnabled
+        )
+        let source = TestDataByteSource(
+            content: TestDataContent(seed: options.seed), size: options.size, rate: options.rate,
+            cuts: options.cuts, bytesServed: bytesServed
+        )
+        return RangeResponder.respond(to: request, representation: representation, source: source)
+    }
+
+    private static func query(_ query: String, settingRedirectTo value: Int) -> String {
+        query.split(separator: "&").map { $0.hasPrefix("redirect=") ? "redirect=\(value)" : String($0) }
+            .joined(separator: "&")
+    }
+}

@@ -1,0 +1,30 @@
+import HTTPTypes
+import Hummingbird
+import SluiceCore
+
+/// What the origin knows about one representation before sending any byte of it.
+struct Representation: Sendable {
+    /// Nil when the length is not announced (chunked body, no ranges).
+    var length: Int64?
+    var validators: Validators
+    var contentType: String
+    /// False makes the responder ignore `Range` and `If-Range`.
+    var rangesEnabled: Bool
+    /// Whether to send `Accept-Ranges` at all (`none` when ranges are disabled).
+    var advertiseRanges: Bool = true
+    var cacheControl: String?
+}
+
+/// Produces the bytes of a representation, one absolute range at a time.
+protocol ByteSource: Sendable {
+    /// Writes the bytes `range` to `writer`, in chunks, awaiting backpressure.
+    func write(_ range: Range<Int64>, to writer: inout any ResponseBodyWriter) async throws
+    /// Writes the whole representation when its length is unknown.
+    func writeAll(to writer: inout any ResponseBodyWriter) async throws
+}
+
+extension ByteSource {
+    func writeAll(to writer: inout any ResponseBodyWriter) async throws {
+        preconditionFailure("\(Self.self) has a known length; write(_:to:) serves it")
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import HTTPTypes
+public import Hummingbird
+public import SluiceCore
+
+/// Errors become `{"error":{"code":...,"message":...}}` with a fitting status.
+extension SluiceError: ResponseGenerator, HTTPResponseError {
+    public var status: HTTPResponse.Status {
+        switch code {
+        case .invalidJSON, .invalidURL, .unsupportedScheme, .invalidFilename, .invalidField: .badRequest
+        case .unauthorized: .unauthorized
+        case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .invalidTransition: .conflict
+        case .payloadTooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        default: .internalServerError
+        }
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if code == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: jsonBody)))
+    }
+
+    /// The error body as JSON bytes.
+    public var jsonBody: Data {
+        struct Body: Encodable {
+            struct Detail: Encodable {
+                var code: String
+                var message: String
+            }
+            var error: Detail
+        }
+        // Encoding two strings cannot fail.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(Body(error: .init(code: code.rawValue, message: message)))) ?? Data()
+    }
+}

@@ -1,0 +1,64 @@
+import SluiceCore
+
+/// The query parameters of `/testdata/SIZE` that shape the answer (CONTRACT §5).
+struct TestDataOptions: Sendable {
+    var size: Int64
+    var seed: UInt64 = 0
+    var rate: Int64?
+    var cuts: [Int64] = []
+    var noRange = false
+    var etag: String?
+    var noLength = false
+    var status: Int?
+    var times = Int.max
+    var retryAfter: Int?
+    var delayMilliseconds: Int?
+    var redirects: Int?
+
+    /// Parses the size path component and the query, or throws `invalid_field` naming the
+    /// parameter that is wrong.
+    init(size sizeText: Substring, query: some Sequence<(key: Substring, value: Substring)>) throws {
+        guard let size = ByteSize.parse(sizeText) else {
+            throw SluiceError(.invalidField, "size must be a byte count with an optional K, M or G suffix, up to 1T")
+        }
+        self.size = size
+        for (key, value) in query {
+            func number(_ range: ClosedRange<Int64> = 0...Int64.max) throws -> Int64 {
+                guard let number = ByteSize.parse(value, limit: .max), range.contains(number) else {
+                    throw SluiceError(.invalidField, "\(key) must be a number in \(range.lowerBound)...\(range.upperBound)")
+                }
+                return number
+            }
+            func flag() -> Bool { value == "1" || value == "true" }
+            switch key {
+            case "seed": seed = UInt64(try number())
+            case "rate": rate = try number(1...Int64.max)
+            case "cut":
+                cuts = try value.split(separator: ",").map { part in
+                    guard let offset = ByteSize.parse(part, limit: .max) else {
+                        throw SluiceError(.invalidField, "cut must be a list of byte offsets")
+                    }
+                    return offset
+                }
+            case "norange": noRange = flag()
+            case "nolength": noLength = flag()
+            case "etag":
+                guard !value.isEmpty, EntityTag(parsing: "\"\(value)\"") != nil else {
+                    throw SluiceError(.invalidField, "etag must be printable ASCII without quotes or spaces")
+                }
+                etag = String(value)
+            case "status": status = Int(try number(100...599))
+            case "times": times = Int(try number(0...Int64(Int32.max)))
+            case "retry": retryAfter = Int(try number(0...86_400))
+            case "delay": delayMilliseconds = Int(try number(0...600_000))
+            case "redirect": redirects = Int(try number(0...100))
+            default: continue
+            }
+        }
+    }
+
+    var entityTag: EntityTag { EntityTag(etag ?? "td-\(size)-\(seed)") }
+
+    /// Thu, 01 Jan 2026 00:00:00 GMT.
+    static let lastModified: Int64 = 1_767_225_600
+}

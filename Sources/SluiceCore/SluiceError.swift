@@ -1,0 +1,58 @@
+/// The one error type of Sluice: a stable machine-readable code, a message for people,
+/// and optionally the underlying cause. The code is stored with failed jobs, shown by the
+/// API and the dashboard, and mapped to an HTTP status at the API edge.
+public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        // Request errors.
+        public static let invalidJSON = Code(rawValue: "invalid_json")
+        public static let invalidURL = Code(rawValue: "invalid_url")
+        public static let unsupportedScheme = Code(rawValue: "unsupported_scheme")
+        public static let invalidFilename = Code(rawValue: "invalid_filename")
+        public static let invalidField = Code(rawValue: "invalid_field")
+        public static let unauthorized = Code(rawValue: "unauthorized")
+        public static let notFound = Code(rawValue: "not_found")
+        public static let invalidTransition = Code(rawValue: "invalid_transition")
+        public static let payloadTooLarge = Code(rawValue: "payload_too_large")
+        public static let unsupportedMediaType = Code(rawValue: "unsupported_media_type")
+        public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
+
+        // Download failures.
+        public static let httpStatus = Code(rawValue: "http_status")
+        public static let checksumMismatch = Code(rawValue: "checksum_mismatch")
+        public static let remoteChanged = Code(rawValue: "remote_changed")
+        public static let noSpace = Code(rawValue: "no_space")
+        public static let network = Code(rawValue: "network")
+        public static let tooManyRedirects = Code(rawValue: "too_many_redirects")
+        public static let invalidResponse = Code(rawValue: "invalid_response")
+        public static let io = Code(rawValue: "io")
+        public static let cancelled = Code(rawValue: "cancelled")
+    }
+
+    public var code: Code
+    public var message: String
+    /// A description of the underlying error, for logs; not part of equality.
+    public var cause: String?
+
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause.map { String(describing: $0) }
+    }
+
+    public var description: String {
+        cause.map { "\(code): \(message) (\($0))" } ?? "\(code): \(message)"
+    }
+
+    public static func == (lhs: SluiceError, rhs: SluiceError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+    }
+}

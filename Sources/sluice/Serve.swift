@@ -1,0 +1,80 @@
+import ArgumentParser
+import Hummingbird
+import Logging
+import SluiceAPI
+import SluiceCore
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the service: jobs API, live events, dashboard, Range origin and metrics on one port."
+    )
+
+    @Option(help: "Address to bind (env SLUICE_HOST, default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port; 0 picks a free one (env SLUICE_PORT, default 8080).")
+    var port: Int?
+
+    @Option(name: .customLong("data"), help: "Data directory (env SLUICE_DATA, default ./sluice-data).")
+    var dataDirectory: String?
+
+    @Option(help: "Directory served under /files/ (env SLUICE_ORIGIN_ROOT, default DATA/documents).")
+    var originRoot: String?
+
+    @Option(help: "Jobs running at once (env SLUICE_MAX_ACTIVE, default 3).")
+    var maxActive: Int?
+
+    @Option(help: "Bearer token every API route requires (env SLUICE_TOKEN).")
+    var token: String?
+
+    @Option(help: "Download rate limit in bytes per second, K/M/G suffixes allowed (env SLUICE_LIMIT_RATE).")
+    var limitRate: String?
+
+    @Flag(help: "Allow a non-loopback address without a token (env SLUICE_INSECURE_NO_AUTH=1).")
+    var insecureNoAuth = false
+
+    func resolvedConfiguration() throws -> ServiceConfiguration {
+        func integer(_ flag: Int?, _ name: String, default value: Int) throws -> Int {
+            if let flag { return flag }
+            guard let text = Environment.string(name) else { return value }
+            guard let number = Int(text) else { throw ValidationError("\(name) must be a whole number, not \(text)") }
+            return number
+        }
+        let data = dataDirectory ?? Environment.string("SLUICE_DATA") ?? "./sluice-data"
+        let configuration = ServiceConfiguration(
+            host: host ?? Environment.string("SLUICE_HOST") ?? "127.0.0.1",
+            port: try integer(port, "SLUICE_PORT", default: 8080),
+            dataDirectory: data,
+            originRoot: originRoot ?? Environment.string("SLUICE_ORIGIN_ROOT"),
+            maxActive: try integer(maxActive, "SLUICE_MAX_ACTIVE", default: 3),
+            token: token ?? Environment.string("SLUICE_TOKEN"),
+            limitRate: try (limitRate ?? Environment.string("SLUICE_LIMIT_RATE")).map { text in
+                guard let bytes = ByteSize.parse(text, limit: .max), bytes > 0 else {
+                    throw ValidationError("--limit-rate must be a positive byte count, not \(text)")
+                }
+                return bytes
+            }
+        )
+        guard (0...65535).contains(configuration.port) else { throw ValidationError("--port must be 0...65535") }
+        guard configuration.maxActive >= 1 else { throw ValidationError("--max-active must be at least 1") }
+        let loopback = ["127.0.0.1", "localhost", "::1"].contains(configuration.host)
+            || configuration.host.hasPrefix("127.")
+        if !loopback, configuration.token == nil, !(insecureNoAuth || Environment.flag("SLUICE_INSECURE_NO_AUTH")) {
+            throw ValidationError(
+                "refusing to listen on \(configuration.host) without a token: set --token or SLUICE_TOKEN, "
+                    + "or pass --insecure-no-auth (SLUICE_INSECURE_NO_AUTH=1) to accept anyone on the network"
+            )
+        }
+        return configuration
+    }
+
+    func run() async throws {
+        let configuration = try resolvedConfiguration()
+        var logger = Logger(label: "sluice")
+        logger.logLevel = Environment.string("SLUICE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
+        let app = try buildApplication(configuration: configuration, logger: logger) { url in
+            printLine("Sluice listening on \(url)")
+        }
+        try await app.runService()
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Sluice: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A self-hosted HTTP download service, downloader and Range origin.",
+        version: "0.1.0",
+        subcommands: [Serve.self]
+    )
+}
