@@ -101,7 +101,11 @@ let package = Package(
         ),
         .testTarget(
             name: "DownloadEngineTests",
-            dependencies: ["DownloadEngine", "SluiceTestSupport", "SluiceCore"],
+            dependencies: [
+                "DownloadEngine", "SluiceTestSupport", "SluiceCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

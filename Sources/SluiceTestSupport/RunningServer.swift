@@ -7,11 +7,18 @@ import RangeOrigin
 public func withRunningServer<T: Sendable>(
     router: Router<BasicRequestContext>, _ body: @Sendable (_ port: Int) async throws -> T
 ) async throws -> T {
+    try await withRunningServer(responder: router.buildResponder(), body)
+}
+
+/// Runs a responder on 127.0.0.1 with a free port for the duration of `body`.
+public func withRunningServer<T: Sendable, Responder: HTTPResponder>(
+    responder: Responder, _ body: @Sendable (_ port: Int) async throws -> T
+) async throws -> T where Responder.Context == BasicRequestContext {
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
     var logger = Logger(label: "test-server")
     logger.logLevel = .critical
     let app = Application(
-        router: router,
+        responder: responder,
         configuration: .init(address: .hostname("127.0.0.1", port: 0)),
         onServerRunning: { channel in
             continuation.yield(channel.localAddress?.port ?? 0)
@@ -31,9 +38,21 @@ public func withRunningServer<T: Sendable>(
     }
 }
 
-/// Runs the Range origin alone over `root` on a free port for the duration of `body`.
-public func withOrigin<T: Sendable>(root: String, _ body: @Sendable (_ port: Int) async throws -> T) async throws -> T {
+/// Runs the Range origin alone over `root` on a free port for the duration of `body`,
+/// recording what it sends into `recorder` when one is given; `/changing/SIZE` serves a
+/// file that changes after some requests (`ChangingFileMiddleware`).
+public func withOrigin<T: Sendable>(
+    root: String, recorder: RequestRecorder? = nil, _ body: @Sendable (_ port: Int) async throws -> T
+) async throws -> T {
     let router = Router()
     try RangeOrigin(root: root).addRoutes(to: router)
-    return try await withRunningServer(router: router, body)
+    let routes = router.buildResponder()
+    let recorded = (recorder ?? RequestRecorder()).recording(routes)
+    let changing = ChangingFile()
+    return try await withRunningServer(
+        responder: CallbackResponder { request, context in
+            try await recorded.respond(to: changing.rewrite(request), context: context)
+        },
+        body
+    )
 }

@@ -2,6 +2,11 @@
 public enum PercentDecoding {
     /// The decoded bytes as UTF-8 text, or nil for a malformed escape or invalid UTF-8.
     public static func decode(_ text: some StringProtocol) -> String? {
+        decodeBytes(text).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    /// The decoded bytes, or nil for a malformed escape.
+    public static func decodeBytes(_ text: some StringProtocol) -> [UInt8]? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()
@@ -15,7 +20,7 @@ public enum PercentDecoding {
             }
             bytes.append(high << 4 | low)
         }
-        return String(validating: bytes, as: UTF8.self)
+        return bytes
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

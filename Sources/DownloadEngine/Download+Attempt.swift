@@ -1,0 +1,90 @@
+import AsyncHTTPClient
+import Foundation
+import SluiceCore
+
+extension Download {
+    /// One pass from what is on disk to a complete partial file. Returns the SHA-256 when
+    /// it was computed while streaming. Throws `RestartFromZero` when the remote changed.
+    func attempt(file: PartialFile, resumeFrom checkpoint: DownloadCheckpoint?) async throws -> String? {
+        if let checkpoint, let total = checkpoint.totalBytes {
+            let remote = DownloadState.Remote(
+                totalBytes: total, acceptsRanges: true, validators: checkpoint.validators,
+                finalURL: checkpoint.finalURL, fileName: target.fileName ?? checkpoint.fileName
+            )
+            let map = SegmentMap(
+                total: total, written: checkpoint.writtenRanges, parts: options.connections,
+                minimumSplit: options.minimumSplit
+            )
+            logger.info("resuming with \(map.writtenBytes) of \(total) bytes on disk", metadata: ["url": "\(url)"])
+            state.setRemote(remote, map: map)
+            state.setPhase(.downloading)
+            try await runWorkers(file: file, first: nil)
+            return nil
+        }
+
+        try file.truncate()
+        try await store.remove()
+        let (response, probe) = try await self.probe()
+        let finalURL = response.url?.absoluteString
+        let path = finalURL.flatMap { URLComponents(string: $0)?.percentEncodedPath } ?? ""
+        let remote = DownloadState.Remote(
+            totalBytes: probe.totalBytes, acceptsRanges: probe.acceptsRanges, validators: probe.validators,
+            finalURL: finalURL == url ? nil : finalURL,
+            fileName: target.fileName
+                ?? FileNameSanitizer.downloadName(contentDisposition: response.headers.first(name: "Content-Disposition"), urlPath: path)
+        )
+        state.setPhase(.downloading)
+        guard probe.acceptsRanges, let total = probe.totalBytes else {
+            state.setRemote(remote, map: nil)
+            return try await streamWhole(file: file, first: response, total: probe.totalBytes)
+        }
+        if options.preallocate { try file.allocate(total) }
+        state.setRemote(remote, map: SegmentMap(total: total, parts: options.connections, minimumSplit: options.minimumSplit))
+        await saveCheckpoint(file: file)
+        let first = state.claim().map { (response: response, claim: $0) }
+        try await runWorkers(file: file, first: first)
+        return nil
+    }
+
+    /// `GET` with `Range: bytes=0-`: its answer tells the size, range support, validators
+    /// and name, and its body is the first segment's data.
+    func probe() async throws -> (HTTPClientResponse, ResponseCheck.Probe) {
+        var failures = 0
+        var askRange = true
+        while true {
+            do {
+                let response = try await execute(makeRequest(url: url, range: askRange ? 0..<Int64.max : nil, ifRange: nil))
+                let status = Int(response.status.code)
+                switch ResponseCheck.probe(status: status, header: { response.headers.first(name: $0) }) {
+                case .success(let probe):
+                    return (response, probe)
+                case .failure(.emptyRange) where askRange:
+                    askRange = false
+                    continue
+                case .failure(.emptyRange), .failure(.fatal):
+                    throw SluiceError(.httpStatus, "the server answered HTTP \(status)")
+                case .failure(.transient(let retryAfter)):
+                    throw TransientFailure(error: SluiceError(.httpStatus, "the server answered HTTP \(status)"), retryAfter: retryAfter)
+                case .failure(.invalid(let message)):
+                    throw TransientFailure(error: SluiceError(.invalidResponse, message))
+                }
+            } catch {
+                let transient = try transientFailure(from: error)
+                failures += 1
+                guard failures < options.retry.maximumFailures else { throw transient.error }
+                try await backoff(failures: failures, retryAfter: transient.retryAfter)
+            }
+        }
+    }
+
+    /// The error as a transient failure, or rethrown when it is final (or a cancellation).
+    func transientFailure(from error: any Error) throws -> TransientFailure {
+        if Task.isCancelled || error is CancellationError { throw CancellationError() }
+        if let transient = error as? TransientFailure { return transient }
+        if error is RestartFromZero { throw error }
+        switch SluiceError.fromTransport(error) {
+        case .success(let transient): return transient
+        case .failure(let final): throw final
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import NIOPosix
+import SluiceCore
+
+extension Download {
+    /// Verifies the complete partial file and moves it into place.
+    func finish(file: PartialFile, streamedHash: String?) async throws -> DownloadResult {
+        state.setPhase(.verifying)
+        let size = state.bytesDone
+        try file.sync()
+        await saveCheckpoint(file: file)
+        let digest: String
+        if let streamedHash {
+            digest = streamedHash
+        } else {
+            // Hashing a large file takes seconds: keep it off the cooperative pool.
+            digest = try await NIOThreadPool.singleton.runIfActive { try FileDigest.sha256(of: file, length: size) }
+        }
+        if let expected = options.expectedSHA256, expected != digest {
+            throw SluiceError(.checksumMismatch, "SHA-256 is \(digest), expected \(expected)")
+        }
+        let name = target.fileName ?? state.remote?.fileName ?? "download"
+        let path = try FilePlacement.place(target.partialPath, at: target.destination, name: name)
+        try await store.remove()
+        state.setPhase(.finished)
+        onProgress(currentProgress())
+        return DownloadResult(path: path, fileName: (path as NSString).lastPathComponent, sha256: digest, bytes: size)
+    }
+}

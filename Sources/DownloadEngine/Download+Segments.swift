@@ -1,0 +1,120 @@
+import AsyncHTTPClient
+import NIOCore
+import SluiceCore
+
+extension Download {
+    /// Runs one worker per connection until the segment map is complete.
+    func runWorkers(file: PartialFile, first: (response: HTTPClientResponse, claim: SegmentMap.Claim)?) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<options.connections {
+                let initial = index == 0 ? first : nil
+                group.addTask { try await self.rangeWorker(file: file, initial: initial) }
+            }
+            try await group.waitForAll()
+        }
+        guard state.isComplete else {
+            throw SluiceError(.invalidResponse, "the connections ended without covering the whole file")
+        }
+    }
+
+    /// Fetches claimed segments until nothing is left to claim or steal.
+    private func rangeWorker(file: PartialFile, initial: (response: HTTPClientResponse, claim: SegmentMap.Claim)?) async throws {
+        var claim = initial?.claim ?? state.claim()
+        var response = initial?.response
+        var failures = 0
+        var progressMark = state.bytesDone
+        var useOriginalURL = false
+        while let current = claim {
+            do {
+                if response == nil {
+                    guard let range = state.remainingRange(of: current.segment), !range.isEmpty else {
+                        state.release(segment: current.segment)
+                        claim = state.claim()
+                        continue
+                    }
+                    response = try await fetch(range, useOriginalURL: useOriginalURL)
+                }
+                let body = response!.body
+                response = nil
+                try await write(body, to: file, segment: current.segment)
+                guard state.isFinished(segment: current.segment) else {
+                    throw TransientFailure(error: SluiceError(.network, "the connection closed before the range was complete"))
+                }
+                state.release(segment: current.segment)
+                claim = state.claim()
+            } catch {
+                response = nil
+                let transient: TransientFailure
+                do {
+                    transient = try transientFailure(from: error)
+                } catch {
+                    state.release(segment: current.segment)
+                    throw error
+                }
+                let done = state.bytesDone
+                if done > progressMark {
+                    failures = 0
+                    progressMark = done
+                }
+                failures += 1
+                guard failures < options.retry.maximumFailures else {
+                    state.release(segment: current.segment)
+                    throw transient.error
+                }
+                if state.remote?.finalURL != nil { useOriginalURL = true }
+                try await backoff(failures: failures, retryAfter: transient.retryAfter)
+            }
+        }
+    }
+
+    /// Requests `range` under the download's validator and accepts only the exact 206.
+    private func fetch(_ range: Range<Int64>, useOriginalURL: Bool) async throws -> HTTPClientResponse {
+        guard let remote = state.remote, let total = remote.totalBytes else {
+            preconditionFailure("range fetch before the probe")
+        }
+        let target = useOriginalURL ? url : (remote.finalURL ?? url)
+        let response = try await execute(makeRequest(url: target, range: range, ifRange: remote.validators?.ifRangeValue))
+        let status = Int(response.status.code)
+        switch ResponseCheck.ranged(
+            status: status, header: { response.headers.first(name: $0) }, range: range, total: total,
+            validators: remote.validators
+        ) {
+        case .accept:
+            return response
+        case .restart(let reason):
+            throw RestartFromZero(reason: reason)
+        case .transient(let retryAfter):
+            throw TransientFailure(error: SluiceError(.httpStatus, "the server answered HTTP \(status)"), retryAfter: retryAfter)
+        case .fatal(let status):
+            throw SluiceError(.httpStatus, "the server answered HTTP \(status)")
+        case .invalid(let message):
+            throw TransientFailure(error: SluiceError(.invalidResponse, message))
+        }
+    }
+
+    /// Streams a body into its segment, each buffer written at its offset as it arrives,
+    /// stopping at the segment's end (which moves down when another worker takes half).
+    private func write(_ body: HTTPClientResponse.Body, to file: PartialFile, segment: Int) async throws {
+        state.connectionOpened()
+        defer { state.connectionClosed() }
+        for try await buffer in body {
+            let readable = buffer.readableBytes
+            var consumed = 0
+            while consumed < readable {
+                let (offset, allowed) = state.reserve(Int64(readable - consumed), segment: segment)
+                if allowed == 0 { return }
+                do {
+                    try buffer.withUnsafeReadableBytes { bytes in
+                        try file.write(UnsafeRawBufferPointer(rebasing: bytes[consumed..<(consumed + Int(allowed))]), at: offset)
+                    }
+                } catch {
+                    state.abandon(segment: segment)
+                    throw error
+                }
+                state.commit(segment: segment)
+                consumed += Int(allowed)
+            }
+            if state.isFinished(segment: segment) { return }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import AsyncHTTPClient
+import Crypto
+import NIOCore
+import SluiceCore
+
+extension Download {
+    /// One connection for a server without ranges (or without a length): the body is
+    /// written from byte 0 and hashed as it streams; a failure starts over from 0.
+    func streamWhole(file: PartialFile, first: HTTPClientResponse, total: Int64?) async throws -> String {
+        var response: HTTPClientResponse? = first
+        var failures = 0
+        var best: Int64 = 0
+        while true {
+            var offset: Int64 = 0
+            do {
+                if response == nil {
+                    response = try await fetchWhole()
+                }
+                let body = response!.body
+                response = nil
+                try file.truncate()
+                state.streamedBytes(0)
+                var hasher = SHA256()
+                state.connectionOpened()
+                defer { state.connectionClosed() }
+                for try await buffer in body {
+                    try buffer.withUnsafeReadableBytes { bytes in
+                        try file.write(bytes, at: offset)
+                        hasher.update(bufferPointer: bytes)
+                    }
+                    offset += Int64(buffer.readableBytes)
+                    state.streamedBytes(offset)
+                    if let total, offset > total {
+                        throw TransientFailure(error: SluiceError(.invalidResponse, "the body is longer than its Content-Length"))
+                    }
+                }
+                if let total, offset != total {
+                    throw TransientFailure(error: SluiceError(.network, "the connection closed after \(offset) of \(total) bytes"))
+                }
+                return FileDigest.hex(hasher.finalize())
+            } catch {
+                response = nil
+                let transient = try transientFailure(from: error)
+                if offset > best {
+                    best = offset
+                    failures = 0
+                }
+                failures += 1
+                guard failures < options.retry.maximumFailures else { throw transient.error }
+                try await backoff(failures: failures, retryAfter: transient.retryAfter)
+            }
+        }
+    }
+
+    /// A plain `GET` that must answer 200.
+    private func fetchWhole() async throws -> HTTPClientResponse {
+        let response = try await execute(makeRequest(url: url, range: nil, ifRange: nil))
+        let status = Int(response.status.code)
+        switch StatusDisposition(status: status) {
+        case .success where status == 200:
+            return response
+        case .transient:
+            let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
+            throw TransientFailure(error: SluiceError(.httpStatus, "the server answered HTTP \(status)"), retryAfter: retryAfter)
+        default:
+            throw SluiceError(.httpStatus, "the server answered HTTP \(status)")
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import SluiceCore
+
+/// One download, from the first request to the verified file in its place.
+///
+/// `run()` probes the server, splits the file between Range connections when it can, streams
+/// every response straight to its offset in the partial file, checkpoints what is on disk,
+/// retries what fails, starts over when the remote file changed, verifies the SHA-256 and
+/// moves the file into place. Cancel the task running it to pause: it checkpoints first.
+public final class Download: Sendable {
+    public let url: String
+    let target: DownloadTarget
+    let options: DownloadOptions
+    let client: HTTPClient
+    let store: any CheckpointStore
+    let onProgress: @Sendable (DownloadProgress) -> Void
+    let logger: Logger
+    let state = DownloadState()
+
+    public init(
+        url: String, target: DownloadTarget, options: DownloadOptions, client: HTTPClient,
+        checkpoints: any CheckpointStore, logger: Logger = Logger(label: "sluice.download"),
+        onProgress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
+    ) {
+        self.url = url
+        self.target = target
+        self.options = options
+        self.client = client
+        self.store = checkpoints
+        self.logger = logger
+        self.onProgress = onProgress
+    }
+
+    /// The newest progress, computed now.
+    public func currentProgress() -> DownloadProgress {
+        var meter = SpeedMeter()
+        return state.progress(speed: &meter, now: 0)
+    }
+
+    /// Runs the download to the end. Throws `SluiceError` on failure and
+    /// `CancellationError` when cancelled, having saved a checkpoint in both cases.
+    public func run() async throws -> DownloadResult {
+        let file = try PartialFile(path: target.partialPath)
+        var checkpoint = try await verifiedCheckpoint(for: file)
+        var restarts = 0
+        while true {
+            do {
+                let resumeFrom = checkpoint
+                let hash = try await withMonitor(file: file) {
+                    try await self.attempt(file: file, resumeFrom: resumeFrom)
+                }
+                return try await finish(file: file, streamedHash: hash)
+            } catch let restart as RestartFromZero {
+                restarts += 1
+                logger.notice("starting over from byte 0: \(restart.reason)", metadata: ["url": "\(url)"])
+                guard restarts <= 5 else {
+                    throw SluiceError(.remoteChanged, "the remote file kept changing: \(restart.reason)")
+                }
+                checkpoint = nil
+                try file.truncate()
+                try await store.remove()
+            } catch {
+                await saveCheckpoint(file: file)
+                throw Task.isCancelled ? CancellationError() : error
+            }
+        }
+    }
+
+    /// The stored checkpoint, if it is for this URL, resumable, and its ranges are still
+    /// in the partial file on disk (a missing or shorter file drops what it no longer holds).
+    private func verifiedCheckpoint(for file: PartialFile) async throws -> DownloadCheckpoint? {
+        guard var checkpoint = try await store.load(), checkpoint.url == url, checkpoint.isResumable else {
+            return nil
+        }
+        let size = try file.size()
+        checkpoint.written = checkpoint.written.compactMap { range in
+            let end = min(range.end, size)
+            return end > range.start ? DownloadCheckpoint.WrittenRange(range.start..<end) : nil
+        }
+        return checkpoint
+    }
+
+    /// Runs `body` while a monitor task publishes progress and saves checkpoints.
+    private func withMonitor<T: Sendable>(file: PartialFile, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await self.monitor(file: file)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await body()
+        }
+    }
+
+    private func monitor(file: PartialFile) async {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var meter = SpeedMeter()
+        var lastCheckpoint = start
+        while !Task.isCancelled {
+            try? await clock.sleep(for: .seconds(options.progressInterval))
+            if Task.isCancelled { break }
+            let now = clock.now
+            onProgress(state.progress(speed: &meter, now: (now - start) / .seconds(1)))
+            if now - lastCheckpoint >= .seconds(options.checkpointInterval) {
+                lastCheckpoint = now
+                await saveCheckpoint(file: file)
+            }
+        }
+    }
+
+    /// Snapshot, then `fsync`, then save: the checkpoint never claims unsynced bytes.
+    func saveCheckpoint(file: PartialFile) async {
+        guard let checkpoint = state.checkpoint(url: url), checkpoint.acceptsRanges else { return }
+        do {
+            try file.sync()
+            try await store.save(checkpoint)
+        } catch {
+            logger.warning("checkpoint failed: \(error)")
+        }
+    }
+
+    /// Sleeps for the backoff after `failures` consecutive failures.
+    func backoff(failures: Int, retryAfter: Double?) async throws {
+        state.setPhase(.retrying)
+        let delay = options.retry.delay(afterFailures: failures, retryAfter: retryAfter, jitter: Double.random(in: 0...1))
+        logger.info("retrying in \(delay) s", metadata: ["url": "\(url)"])
+        try await Task.sleep(for: .seconds(delay))
+        state.setPhase(.downloading)
+    }
+
+    func makeRequest(url: String, range: Range<Int64>?, ifRange: String?) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "User-Agent", value: "sluice/0.1")
+        for (name, value) in options.headers {
+            request.headers.replaceOrAdd(name: name, value: value)
+        }
+        if let range {
+            let last = range.upperBound == Int64.max ? "" : String(range.upperBound - 1)
+            request.headers.replaceOrAdd(name: "Range", value: "bytes=\(range.lowerBound)-\(last)")
+            if let ifRange { request.headers.replaceOrAdd(name: "If-Range", value: ifRange) }
+        }
+        return request
+    }
+
+    func execute(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        try await client.execute(request, deadline: .now() + .seconds(Int64(options.stallTimeout) + 10), logger: logger)
+    }
+}

@@ -1,0 +1,47 @@
+import SluiceCore
+
+/// How one download is fetched.
+public struct DownloadOptions: Sendable {
+    /// Parallel Range connections, 1...16.
+    public var connections: Int
+    /// Extra request headers (cookies, authorization for the remote).
+    public var headers: [String: String]
+    /// Hex SHA-256 the finished file must have.
+    public var expectedSHA256: String?
+    public var retry: RetryPolicy
+    /// A connection that delivers no byte for this long has stalled (seconds).
+    public var stallTimeout: Double
+    /// How often progress is checkpointed (seconds).
+    public var checkpointInterval: Double
+    /// How often progress is published (seconds).
+    public var progressInterval: Double
+    /// Segments smaller than this are not split between connections.
+    public var minimumSplit: Int64
+    /// Reserve the file's full length before writing.
+    public var preallocate: Bool
+
+    public init(
+        connections: Int = 4, headers: [String: String] = [:], expectedSHA256: String? = nil,
+        retry: RetryPolicy = RetryPolicy(), stallTimeout: Double = 30, checkpointInterval: Double = 2,
+        progressInterval: Double = 0.25, minimumSplit: Int64 = 1 << 20, preallocate: Bool = true
+    ) {
+        self.connections = min(16, max(1, connections))
+        self.headers = headers
+        self.expectedSHA256 = expectedSHA256?.lowercased()
+        self.retry = retry
+        self.stallTimeout = stallTimeout
+        self.checkpointInterval = checkpointInterval
+        self.progressInterval = progressInterval
+        self.minimumSplit = minimumSplit
+        self.preallocate = preallocate
+    }
+}
+
+/// The outcome of a finished download.
+public struct DownloadResult: Sendable, Equatable {
+    /// Where the verified file is now.
+    public var path: String
+    public var fileName: String
+    public var sha256: String
+    public var bytes: Int64
+}

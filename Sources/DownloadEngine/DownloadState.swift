@@ -1,0 +1,116 @@
+import Crypto
+import SluiceCore
+import Synchronization
+
+/// What the workers, the monitor and the caller of one download share, behind one lock.
+/// Every critical section is a few field updates: no I/O happens while it is held.
+final class DownloadState: Sendable {
+    struct Remote: Sendable {
+        var totalBytes: Int64?
+        var acceptsRanges: Bool
+        var validators: Validators?
+        var finalURL: String?
+        var fileName: String?
+    }
+
+    private struct Inner {
+        var remote: Remote?
+        /// Range mode: the segment map.
+        var map: SegmentMap?
+        /// Single-stream mode: bytes on disk from offset 0.
+        var streamed: Int64 = 0
+        var phase: DownloadProgress.Phase = .probing
+        var activeConnections = 0
+    }
+
+    private let inner = Mutex(Inner())
+
+    var remote: Remote? { inner.withLock { $0.remote } }
+
+    func setRemote(_ remote: Remote, map: SegmentMap?) {
+        inner.withLock {
+            $0.remote = remote
+            $0.map = map
+            $0.streamed = 0
+        }
+    }
+
+    func setPhase(_ phase: DownloadProgress.Phase) {
+        inner.withLock { $0.phase = phase }
+    }
+
+    func connectionOpened() { inner.withLock { $0.activeConnections += 1 } }
+    func connectionClosed() { inner.withLock { $0.activeConnections -= 1 } }
+
+    // MARK: Range mode
+
+    func claim() -> SegmentMap.Claim? {
+        inner.withLock { $0.map?.claim() }
+    }
+
+    /// The range still to fetch for a claimed segment.
+    func remainingRange(of segment: Int) -> Range<Int64>? {
+        inner.withLock { state in
+            guard let current = state.map?.segment(segment) else { return nil }
+            return current.next..<current.end
+        }
+    }
+
+    /// Reserves up to `count` bytes of a segment; returns where to write them and how many.
+    func reserve(_ count: Int64, segment: Int) -> (offset: Int64, count: Int64) {
+        inner.withLock { state in
+            let offset = state.map!.segment(segment)!.next
+            return (offset, state.map!.reserve(count, segment: segment))
+        }
+    }
+
+    func commit(segment: Int) { inner.withLock { $0.map!.commit(segment: segment) } }
+    func abandon(segment: Int) { inner.withLock { $0.map!.abandon(segment: segment) } }
+    func release(segment: Int) { inner.withLock { $0.map?.release(segment: segment) } }
+
+    func isFinished(segment: Int) -> Bool {
+        inner.withLock { $0.map?.segment(segment)?.isFinished ?? true }
+    }
+
+    // MARK: Single-stream mode
+
+    func streamedBytes(_ total: Int64) { inner.withLock { $0.streamed = total } }
+
+    // MARK: Snapshots
+
+    /// Bytes on disk (committed), whichever the mode.
+    var bytesDone: Int64 {
+        inner.withLock { $0.map?.writtenBytes ?? $0.streamed }
+    }
+
+    var isComplete: Bool {
+        inner.withLock { $0.map?.isComplete ?? false }
+    }
+
+    /// The checkpoint that describes what is on disk now. Taken before the `fsync` that
+    /// precedes saving it, so it never claims bytes the sync does not cover.
+    func checkpoint(url: String) -> DownloadCheckpoint? {
+        inner.withLock { state in
+            guard let remote = state.remote else { return nil }
+            let written = state.map?.writtenRanges ?? []
+            return DownloadCheckpoint(
+                url: url, finalURL: remote.finalURL, validators: remote.validators, totalBytes: remote.totalBytes,
+                acceptsRanges: remote.acceptsRanges && state.map != nil, written: written, fileName: remote.fileName
+            )
+        }
+    }
+
+    func progress(speed: inout SpeedMeter, now: Double) -> DownloadProgress {
+        inner.withLock { state in
+            let done = state.map?.writtenBytes ?? state.streamed
+            speed.record(bytes: done, at: now)
+            let total = state.remote?.totalBytes
+            return DownloadProgress(
+                phase: state.phase, bytesDone: done, bytesTotal: total, speed: speed.bytesPerSecond,
+                eta: speed.eta(remaining: total.map { $0 - done }),
+                resumable: state.map != nil && state.remote?.validators?.ifRangeValue != nil,
+                fileName: state.remote?.fileName, activeConnections: state.activeConnections
+            )
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import AsyncHTTPClient
+import SluiceCore
+
+/// A failure worth retrying, with what to report if retries run out.
+struct TransientFailure: Error {
+    var error: SluiceError
+    var retryAfter: Double?
+}
+
+/// The remote file is not the one the partial data came from: start over from byte 0.
+struct RestartFromZero: Error {
+    var reason: String
+}
+
+extension SluiceError {
+    /// Classifies an error thrown while talking to a server.
+    static func fromTransport(_ error: any Error) -> Result<TransientFailure, SluiceError> {
+        if let error = error as? SluiceError {
+            return .failure(error)
+        }
+        if let error = error as? HTTPClientError {
+            if error == .redirectLimitReached || error == .redirectCycleDetected {
+                return .failure(SluiceError(.tooManyRedirects, "too many redirects", cause: error))
+            }
+            if error == .invalidURL || error == .emptyHost || error == .emptyScheme {
+                return .failure(SluiceError(.invalidURL, "the URL cannot be fetched", cause: error))
+            }
+            if error == .readTimeout {
+                return .success(TransientFailure(error: SluiceError(.network, "the connection stalled", cause: error)))
+            }
+        }
+        return .success(TransientFailure(error: SluiceError(.network, "network error: \(error)", cause: error)))
+    }
+}

@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import SluiceCore
+
+/// The file a download writes into, at offsets, from several tasks at once (`pwrite` is
+/// positional, so no shared cursor). Closed on deinit.
+final class PartialFile: Sendable {
+    let path: String
+    let descriptor: Int32
+
+    /// Opens `path` for writing, creating it if needed; never truncates.
+    init(path: String) throws {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.error("cannot open \(path)", errno: errno) }
+        self.path = path
+        self.descriptor = fd
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// The current size on disk.
+    func size() throws -> Int64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw Self.error("cannot stat \(path)", errno: errno) }
+        return Int64(info.st_size)
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        var done = 0
+        while done < bytes.count {
+            let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if result >= 0 {
+                done += result
+            } else if errno != EINTR {
+                throw Self.error("cannot write \(path)", errno: errno)
+            }
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; returns the count read (0 at the end).
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        while true {
+            let result = pread(descriptor, buffer.baseAddress!, buffer.count, off_t(offset))
+            if result >= 0 { return result }
+            if errno != EINTR { throw Self.error("cannot read \(path)", errno: errno) }
+        }
+    }
+
+    /// Makes what was written durable, so that a checkpoint saved next claims nothing
+    /// that a power loss could take back.
+    func sync() throws {
+        guard fsync(descriptor) == 0 else { throw Self.error("cannot fsync \(path)", errno: errno) }
+    }
+
+    func truncate(to length: Int64 = 0) throws {
+        guard ftruncate(descriptor, off_t(length)) == 0 else { throw Self.error("cannot truncate \(path)", errno: errno) }
+    }
+
+    /// Reserves the file's full length up front where the file system supports it, so a
+    /// full disk shows at the start; ignored where it is not supported.
+    func allocate(_ length: Int64) throws {
+        guard length > 0 else { return }
+        #if canImport(Glibc)
+        let result = posix_fallocate(descriptor, 0, off_t(length))
+        if result == ENOSPC || result == EFBIG { throw Self.error("cannot reserve \(length) bytes for \(path)", errno: result) }
+        #endif
+    }
+
+    static func error(_ message: String, errno code: Int32) -> SluiceError {
+        let reason = String(cString: strerror(code))
+        if code == ENOSPC || code == EDQUOT {
+            return SluiceError(.noSpace, "\(message): \(reason)")
+        }
+        return SluiceError(.io, "\(message): \(reason)")
+    }
+}

@@ -1,4 +1,0 @@
-import AsyncHTTPClient
-import Crypto
-import Logging
-public enum DownloadEnginePlaceholder {}

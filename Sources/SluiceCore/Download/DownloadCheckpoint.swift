@@ -1,0 +1,52 @@
+/// What survives a stop or a crash: enough to resume without refetching what is on disk,
+/// and to refuse to mix bytes from two versions of the remote file.
+public struct DownloadCheckpoint: Codable, Sendable, Equatable {
+    /// The URL the user asked for.
+    public var url: String
+    /// Where redirects led; segments are fetched from here.
+    public var finalURL: String?
+    /// The validator of the first response: resumes send it in `If-Range`.
+    public var validators: Validators?
+    /// Nil when the server did not announce a length.
+    public var totalBytes: Int64?
+    public var acceptsRanges: Bool
+    /// Byte ranges known to be on disk (and `fsync`ed before this checkpoint was saved).
+    public var written: [WrittenRange]
+    /// The name the file will get.
+    public var fileName: String?
+
+    public struct WrittenRange: Codable, Sendable, Equatable {
+        public var start: Int64
+        public var end: Int64
+
+        public init(_ range: Range<Int64>) {
+            start = range.lowerBound
+            end = range.upperBound
+        }
+
+        public var range: Range<Int64> { start..<end }
+    }
+
+    public init(
+        url: String, finalURL: String? = nil, validators: Validators? = nil, totalBytes: Int64? = nil,
+        acceptsRanges: Bool = false, written: [Range<Int64>] = [], fileName: String? = nil
+    ) {
+        self.url = url
+        self.finalURL = finalURL
+        self.validators = validators
+        self.totalBytes = totalBytes
+        self.acceptsRanges = acceptsRanges
+        self.written = written.map(WrittenRange.init)
+        self.fileName = fileName
+    }
+
+    public var writtenRanges: [Range<Int64>] { written.map(\.range) }
+
+    public var writtenBytes: Int64 { written.reduce(0) { $0 + $1.end - $1.start } }
+
+    /// Whether what was on disk can be reused: ranges, a known length and a strong
+    /// validator to send in `If-Range` are all needed.
+    public var isResumable: Bool {
+        acceptsRanges && totalBytes != nil && validators?.ifRangeValue != nil
+    }
+}

@@ -1,0 +1,63 @@
+/// When to try again after a transient failure (CONTRACT §4): exponential backoff from
+/// `base` doubling to `maximum`, with jitter, at least any `Retry-After`; and give up after
+/// `maximumFailures` consecutive failures without progress.
+public struct RetryPolicy: Sendable, Equatable {
+    public var base: Double
+    public var maximum: Double
+    public var maximumFailures: Int
+
+    public init(base: Double = 1, maximum: Double = 60, maximumFailures: Int = 5) {
+        self.base = base
+        self.maximum = maximum
+        self.maximumFailures = maximumFailures
+    }
+
+    /// The wait before attempt `failures + 1`, in seconds. `jitter` is a random value in
+    /// 0...1 supplied by the caller; the wait is between half and all of the backoff step
+    /// ("equal jitter"), never below `retryAfter`.
+    public func delay(afterFailures failures: Int, retryAfter: Double? = nil, jitter: Double) -> Double {
+        let exponent = Double(max(0, failures - 1))
+        let step = min(maximum, base * pow2(exponent))
+        let jittered = step / 2 + step / 2 * min(1, max(0, jitter))
+        return max(jittered, min(retryAfter ?? 0, 3600))
+    }
+
+    private func pow2(_ exponent: Double) -> Double {
+        exponent >= 63 ? .infinity : Double(UInt64(1) << UInt64(exponent))
+    }
+}
+
+/// Counts consecutive failures, reset by progress.
+public struct FailureCounter: Sendable, Equatable {
+    public private(set) var consecutive = 0
+
+    public init() {}
+
+    /// A failure happened; returns the new count.
+    public mutating func failed() -> Int {
+        consecutive += 1
+        return consecutive
+    }
+
+    /// Bytes reached the disk since the last failure.
+    public mutating func progressed() {
+        consecutive = 0
+    }
+}
+
+/// How an HTTP status on a download request is treated.
+public enum StatusDisposition: Equatable, Sendable {
+    case success
+    /// 408, 429, 5xx: retry with backoff.
+    case transient
+    /// Any other 4xx (and unexpected 1xx/3xx): fail at once with `http_status`.
+    case fatal
+
+    public init(status: Int) {
+        switch status {
+        case 200..<300: self = .success
+        case 408, 429, 500..<600: self = .transient
+        default: self = .fatal
+        }
+    }
+}

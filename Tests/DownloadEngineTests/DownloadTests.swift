@@ -1,0 +1,145 @@
+import DownloadEngine
+import Foundation
+import SluiceCore
+import SluiceTestSupport
+import Synchronization
+import Testing
+
+@Suite struct DownloadTests {
+    static let size: Int64 = 3 << 20
+
+    @Test(arguments: [1, 8])
+    func downloadsWholeFileWithConnections(connections: Int) async throws {
+        let recorder = RequestRecorder()
+        try await EngineHarness.with(recorder: recorder) { (harness: EngineHarness) async throws in
+            let result = try await harness.download("/testdata/3M?seed=5", connections: connections).run()
+            let expected = EngineHarness.expectedSHA256(size: Self.size, seed: 5)
+            #expect(result.sha256 == expected)
+            #expect(try harness.sha256(ofFile: result.path) == expected)
+            #expect(result.path == harness.documents + "/3M")
+            #expect(result.bytes == Self.size)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: harness.cache).isEmpty)
+            // Really several connections when asked for, and no byte asked for twice
+            // (the probe's open range aside, which stops where the first segment ends).
+            #expect(recorder.all.count >= connections)
+            #expect(recorder.all.allSatisfy { $0.status == 206 })
+            let ranges = recorder.all.dropFirst().compactMap { $0.requestedRange(total: Self.size) }
+            #expect(areDisjoint(ranges))
+        }
+    }
+
+    @Test func cutsAreRetriedFromWhereTheyStopped() async throws {
+        let recorder = RequestRecorder()
+        try await EngineHarness.with(recorder: recorder) { (harness: EngineHarness) async throws in
+            let result = try await harness.download("/testdata/4M?cut=1000000,2500000,3900000,4194000", connections: 4).run()
+            #expect(result.sha256 == EngineHarness.expectedSHA256(size: 4 << 20))
+            // Every cut is retried with a Range starting at the cut.
+            #expect(recorder.all.contains { $0.range?.hasPrefix("bytes=1000000-") == true })
+            #expect(recorder.all.contains { $0.range?.hasPrefix("bytes=4194000-") == true })
+        }
+    }
+
+    @Test func serverWithoutRangesGetsOneConnection() async throws {
+        let recorder = RequestRecorder()
+        try await EngineHarness.with(recorder: recorder) { (harness: EngineHarness) async throws in
+            let result = try await harness.download("/testdata/2M?norange=1&seed=3", connections: 4).run()
+            #expect(result.sha256 == EngineHarness.expectedSHA256(size: 2 << 20, seed: 3))
+            #expect(recorder.all.count == 1)
+        }
+    }
+
+    @Test func serverWithoutRangesThatKeepsFailingGivesUp() async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            let error = await #expect(throws: SluiceError.self) {
+                try await harness.download("/testdata/2M?norange=1&cut=1000000").run()
+            }
+            #expect(error?.code == .network)
+        }
+    }
+
+    @Test func unknownLengthIsStreamed() async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            let totals = Mutex<[Int64?]>([])
+            let result = try await harness.download("/testdata/1M?nolength=1&seed=8", progress: { progress in
+                totals.withLock { $0.append(progress.bytesTotal) }
+            }).run()
+            #expect(result.sha256 == EngineHarness.expectedSHA256(size: 1 << 20, seed: 8))
+            #expect(result.bytes == 1 << 20)
+            #expect(totals.withLock { $0.allSatisfy { $0 == nil } })
+        }
+    }
+
+    @Test func transientStatusesAreRetriedHonouringRetryAfter() async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let result = try await harness.download("/testdata/1M?status=503&times=2&retry=1").run()
+            #expect(result.sha256 == EngineHarness.expectedSHA256(size: 1 << 20))
+            #expect(clock.now - start >= .seconds(1.9))
+        }
+    }
+
+    @Test func redirectsAreFollowedAndSegmentsUseTheFinalURL() async throws {
+        let recorder = RequestRecorder()
+        try await EngineHarness.with(recorder: recorder) { (harness: EngineHarness) async throws in
+            let result = try await harness.download("/testdata/2M?redirect=3&seed=4", connections: 4).run()
+            #expect(result.sha256 == EngineHarness.expectedSHA256(size: 2 << 20, seed: 4))
+            #expect(result.path.hasSuffix("/2M"))
+            let ranged = recorder.all.filter { $0.status == 206 }
+            #expect(ranged.count >= 2)
+            #expect(ranged.allSatisfy { $0.path.contains("redirect=0") })
+            #expect(recorder.all.filter { $0.status == 302 }.count == 3)
+        }
+    }
+
+    @Test func tooManyRedirectsFail() async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            let error = await #expect(throws: SluiceError.self) {
+                try await harness.download("/testdata/10?redirect=11").run()
+            }
+            #expect(error?.code == .tooManyRedirects)
+        }
+    }
+
+    @Test func notFoundFailsAtOnceWithoutTouchingDocuments() async throws {
+        let recorder = RequestRecorder()
+        try await EngineHarness.with(recorder: recorder) { (harness: EngineHarness) async throws in
+            let error = await #expect(throws: SluiceError.self) {
+                try await harness.download("/files/missing.iso").run()
+            }
+            #expect(error?.code == .httpStatus)
+            #expect(recorder.all.count == 1)
+            #expect(try harness.documentNames().isEmpty)
+        }
+    }
+
+    @Test func wrongDigestFailsAndKeepsTheFileInCache() async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            let error = await #expect(throws: SluiceError.self) {
+                try await harness.download("/testdata/100K", sha256: String(repeating: "0", count: 64)).run()
+            }
+            #expect(error?.code == .checksumMismatch)
+            #expect(try harness.documentNames().isEmpty)
+            #expect(FileManager.default.fileExists(atPath: harness.cache + "/job.part"))
+        }
+    }
+
+    @Test func rightDigestPasses() async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            let expected = EngineHarness.expectedSHA256(size: 100 << 10)
+            let result = try await harness.download("/testdata/100K", sha256: expected.uppercased()).run()
+            #expect(result.sha256 == expected)
+        }
+    }
+
+    @Test func nameCollisionsGetNumbered() async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            try Data("mine".utf8).write(to: URL(fileURLWithPath: harness.documents + "/file.tar.gz"))
+            let first = try await harness.download("/testdata/10K", name: "a", fileName: "file.tar.gz").run()
+            let second = try await harness.download("/testdata/10K", name: "b", fileName: "file.tar.gz").run()
+            #expect(first.fileName == "file (1).tar.gz")
+            #expect(second.fileName == "file (2).tar.gz")
+            #expect(try String(contentsOfFile: harness.documents + "/file.tar.gz", encoding: .utf8) == "mine")
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import AsyncHTTPClient
+import Crypto
+import DownloadEngine
+import Foundation
+import SluiceCore
+import SluiceTestSupport
+
+/// A download against the built-in origin, with quick retries so fault tests stay fast.
+struct EngineHarness: Sendable {
+    let port: Int
+    let directory: TemporaryDirectory
+    let client: HTTPClient
+
+    var cache: String { directory.path + "/cache" }
+    var documents: String { directory.path + "/documents" }
+
+    static let quickRetry = RetryPolicy(base: 0.02, maximum: 0.1, maximumFailures: 5)
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    func checkpoints(_ name: String = "job") -> JSONFileCheckpointStore {
+        JSONFileCheckpointStore(path: "\(cache)/\(name).checkpoint.json")
+    }
+
+    func download(
+        _ path: String, name: String = "job", connections: Int = 4, sha256: String? = nil, fileName: String? = nil,
+        progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
+    ) -> Download {
+        Download(
+            url: url(path),
+            target: DownloadTarget(partialPath: "\(cache)/\(name).part", destination: .directory(documents), fileName: fileName),
+            options: DownloadOptions(
+                connections: connections, expectedSHA256: sha256, retry: Self.quickRetry, progressInterval: 0.05,
+                minimumSplit: 256 << 10
+            ),
+            client: client, checkpoints: checkpoints(name), onProgress: progress
+        )
+    }
+
+    /// Runs `body` with an origin (recording into `recorder`) and fresh cache/documents dirs.
+    static func with(
+        recorder: RequestRecorder = RequestRecorder(), _ body: @Sendable (EngineHarness) async throws -> Void
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            for sub in ["cache", "documents", "origin"] {
+                try FileManager.default.createDirectory(atPath: "\(directory.path)/\(sub)", withIntermediateDirectories: true)
+            }
+            let client = HTTPClientFactory.make(stallTimeout: 5)
+            do {
+                try await withOrigin(root: "\(directory.path)/origin", recorder: recorder) { port in
+                    try await body(EngineHarness(port: port, directory: directory, client: client))
+                }
+            } catch {
+                try await client.shutdown()
+                throw error
+            }
+            try await client.shutdown()
+        }
+    }
+
+    /// The SHA-256 of `/testdata/SIZE?seed=N`, computed from the generator.
+    static func expectedSHA256(size: Int64, seed: UInt64 = 0) -> String {
+        var hasher = SHA256()
+        let content = TestDataContent(seed: seed)
+        var offset: Int64 = 0
+        while offset < size {
+            let count = min(1 << 20, size - offset)
+            hasher.update(data: content.bytes(offset..<(offset + count)))
+            offset += count
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    func sha256(ofFile path: String) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
+    func documentNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: documents).sorted()
+    }
+}
+
+extension RequestRecorder.Entry {
+    /// The requested byte range, `bytes=a-b` or open-ended `bytes=a-` up to `total`.
+    func requestedRange(total: Int64) -> Range<Int64>? {
+        guard let range, let specs = RangeHeader.parse(range), specs.count == 1,
+            case .fromTo(let first, let last) = specs[0]
+        else { return nil }
+        return first..<((last ?? (total - 1)) + 1)
+    }
+}
+
+/// Whether no two ranges share a byte.
+func areDisjoint(_ ranges: [Range<Int64>]) -> Bool {
+    let sorted = ranges.sorted { $0.lowerBound < $1.lowerBound }
+    return zip(sorted, sorted.dropFirst()).allSatisfy { $0.upperBound <= $1.lowerBound }
+}
+
+/// Whether no range of `asked` touches a byte of `present`.
+func avoids(_ asked: [Range<Int64>], _ present: [Range<Int64>]) -> Bool {
+    asked.allSatisfy { range in present.allSatisfy { !$0.overlaps(range) } }
+}
