@@ -77,6 +77,7 @@ let package = Package(
                 "JobStore",
                 "SluiceAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -106,6 +107,11 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SluiceCLITests",
+            dependencies: ["SluiceTestSupport", "SluiceCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

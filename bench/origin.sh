@@ -245,7 +245,19 @@ log "sluice $SLUICE_BIN pid $SLUICE_PID on $SLUICE_URL"
 preflight nginx "$NGINX_URL"
 preflight sluice "$SLUICE_URL"
 
-log "load before measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+# Other work on the machine skews everything on 2 cores: measure how busy it is first.
+cpu_busy_percent() {
+  local a b
+  a=($(head -1 /proc/stat)); sleep 2; b=($(head -1 /proc/stat))
+  awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
+    n = split(a, x, " "); split(b, y, " ")
+    for (i = 2; i <= n; i++) total += y[i] - x[i]
+    idle = (y[5] - x[5]) + (y[6] - x[6])
+    printf "%.0f", 100 * (total - idle) / total }'
+}
+BUSY=$(cpu_busy_percent)
+log "CPU busy before measuring: ${BUSY}% (load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores)"
+((BUSY < 15)) || log "WARNING: the machine is busy (${BUSY}%); results will be noisy"
 
 declare -A R
 for name in nginx sluice; do

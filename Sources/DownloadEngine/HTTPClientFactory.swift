@@ -15,6 +15,9 @@ public enum HTTPClientFactory {
             decompression: .disabled
         )
         configuration.httpVersion = .http1Only
+        // A refused connection is one failure for the engine's own backoff, not ten seconds
+        // of silent retries inside the pool.
+        configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
 }

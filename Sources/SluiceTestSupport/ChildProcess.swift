@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The built `sluice` executable run as a child process, for tests of the command line,
+/// signals and crash recovery.
+public final class ChildProcess: @unchecked Sendable {
+    private let process = Process()
+    private let output = Pipe()
+    private let errors = Pipe()
+
+    /// The `sluice` binary next to the test bundle (both are built by `swift build --build-tests`).
+    public static var sluiceExecutable: String {
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var directory = testBinary
+        // The test binary may sit inside an .xctest bundle directory.
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("sluice").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return testBinary.appendingPathComponent("sluice").path
+    }
+
+    public init(arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: Self.sluiceExecutable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        process.environment = env
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+
+    public func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the exit (polling, off the cooperative pool's blocking paths) and returns
+    /// the status with everything printed.
+    public func finish(timeout: Duration = .seconds(60)) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                signal(SIGKILL)
+                throw RawHTTPClient.Failure(description: "child process did not exit within \(timeout)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, out, err)
+    }
+
+    /// Reads standard output until a line containing `marker` appears.
+    public func waitForLine(containing marker: String, timeout: Duration = .seconds(30)) async throws -> String {
+        let handle = output.fileHandleForReading
+        let deadline = ContinuousClock.now + timeout
+        var text = ""
+        while ContinuousClock.now < deadline {
+            let chunk = try await Task.detached { handle.availableData }.value
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.contains(marker) }) { return String(line) }
+        }
+        throw RawHTTPClient.Failure(description: "no line with \(marker) in: \(text)")
+    }
+}

@@ -1,0 +1,117 @@
+import ArgumentParser
+import AsyncHTTPClient
+import DownloadEngine
+import Foundation
+import Logging
+import SluiceCore
+
+/// `sluice get URL`: one download with the service's engine, no server.
+struct Get: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Download one URL with resumable, segmented Range connections.",
+        discussion: """
+            The file is written at its offsets as it arrives; FILE.sluice beside it holds the
+            checkpoint until the file is whole. Ctrl-C stops cleanly; -c continues, also after
+            a crash. Exit codes: 0 whole and verified, 1 other failure, 3 network, 4 HTTP status,
+            5 checksum mismatch, 6 local file error (disk full included), 64 usage, 130 interrupted.
+            """
+    )
+
+    @Argument(help: "The http or https URL to download.")
+    var url: String
+
+    @Option(name: .shortAndLong, help: "Where to write the file (default: the URL's last path segment).")
+    var output: String?
+
+    @Option(name: [.customShort("x"), .customLong("connections")], help: "Parallel Range connections, 1-16.")
+    var connections: Int = 4
+
+    @Flag(name: [.customShort("c"), .customLong("continue")], help: "Continue a partial download of FILE.")
+    var continueDownload = false
+
+    @Option(help: "Expected SHA-256 (hex) of the whole file.")
+    var sha256: String?
+
+    @Flag(name: .shortAndLong, help: "Print nothing but errors.")
+    var quiet = false
+
+    @Option(help: "Seconds before the first retry; later ones double up to 60 (aria2's --retry-wait).")
+    var retryWait: Double = 1
+
+    func validate() throws {
+        guard (1...16).contains(connections) else { throw ValidationError("-x must be between 1 and 16") }
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            components.host?.isEmpty == false
+        else { throw ValidationError("not an absolute URL: \(url)") }
+        guard scheme == "http" || scheme == "https" else { throw ValidationError("unsupported scheme \(scheme): use http or https") }
+        guard retryWait >= 0, retryWait <= 60 else { throw ValidationError("--retry-wait must be 0...60 seconds") }
+        if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
+            throw ValidationError("--sha256 must be 64 hexadecimal digits")
+        }
+    }
+
+    func run() async throws {
+        let path = output ?? FileNameSanitizer.downloadName(
+            contentDisposition: nil, urlPath: URLComponents(string: url)?.percentEncodedPath ?? ""
+        )
+        let checkpoints = JSONFileCheckpointStore(path: path + ".sluice")
+        if continueDownload {
+            if try await checkpoints.load() == nil, FileManager.default.fileExists(atPath: path), !quiet {
+                printError("sluice: no checkpoint beside \(path); starting from byte 0")
+            }
+        } else {
+            try await checkpoints.remove()
+        }
+        let client = HTTPClientFactory.make(stallTimeout: 30, connectionsPerHost: connections)
+        var logger = Logger(label: "sluice.get")
+        logger.logLevel = Environment.string("SLUICE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        let bar = ProgressReporter(enabled: !quiet)
+        let download = Download(
+            url: url,
+            target: DownloadTarget(partialPath: path, destination: .file(path), fileName: (path as NSString).lastPathComponent),
+            options: DownloadOptions(
+                connections: connections, expectedSHA256: sha256, retry: RetryPolicy(base: retryWait, maximum: max(retryWait, 60))
+            ),
+            client: client, checkpoints: checkpoints, logger: logger,
+            onProgress: { bar.show($0) }
+        )
+        let started = ContinuousClock.now
+        let task = Task { try await download.run() }
+        let interrupt = InterruptHandler { task.cancel() }
+        let outcome = await task.result
+        interrupt.cancel()
+        try await client.shutdown()
+        bar.finish()
+        switch outcome {
+        case .success(let result):
+            if !quiet {
+                let seconds = (ContinuousClock.now - started) / .seconds(1)
+                let rate = seconds > 0 ? Double(result.bytes) / seconds : 0
+                printError(
+                    "saved \(result.path): \(ByteSize.human(result.bytes)) in \(String(format: "%.1f", seconds)) s "
+                        + "(\(ByteSize.human(Int64(rate)))/s), sha256 \(result.sha256)"
+                )
+            }
+        case .failure(is CancellationError):
+            printError("sluice: interrupted; run again with -c to continue from \(ByteSize.human(download.currentProgress().bytesDone))")
+            throw ExitCode(130)
+        case .failure(let error as SluiceError):
+            printError("sluice: \(error.code): \(error.message)")
+            throw ExitCode(Self.exitCode(for: error.code))
+        case .failure(let error):
+            printError("sluice: \(error)")
+            throw ExitCode.failure
+        }
+    }
+
+    static func exitCode(for code: SluiceError.Code) -> Int32 {
+        switch code {
+        case .network, .tooManyRedirects, .invalidResponse, .remoteChanged: 3
+        case .httpStatus: 4
+        case .checksumMismatch: 5
+        case .noSpace, .io: 6
+        case .invalidURL, .unsupportedScheme: 64
+        default: 1
+        }
+    }
+}

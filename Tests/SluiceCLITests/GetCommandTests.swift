@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Crypto
+import Foundation
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+@Suite struct GetCommandTests {
+    static func sha256(_ path: String) throws -> String {
+        SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func expected(size: Int64, seed: UInt64 = 0) -> String {
+        SHA256.hash(data: TestDataContent(seed: seed).bytes(0..<size)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    @Test func downloadsAndPrintsOneSummaryLineWhenNotATerminal() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let file = directory.path + "/out.bin"
+                let run = try ChildProcess(arguments: ["get", "http://127.0.0.1:\(port)/testdata/2M?seed=7", "-o", file, "-x", "3"])
+                let (status, _, stderr) = try await run.finish()
+                #expect(status == 0)
+                #expect(try Self.sha256(file) == Self.expected(size: 2 << 20, seed: 7))
+                #expect(stderr.split(separator: "\n").count == 1)
+                #expect(stderr.contains("saved \(file)"))
+                #expect(!FileManager.default.fileExists(atPath: file + ".sluice"))
+            }
+        }
+    }
+
+    @Test func exitCodesSayWhatWentWrong() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let base = "http://127.0.0.1:\(port)"
+                let cases: [([String], Int32)] = [
+                    (["get", "\(base)/files/missing", "-o", directory.path + "/a"], 4),
+                    (["get", "\(base)/testdata/1K", "-o", directory.path + "/b", "--sha256", String(repeating: "ab", count: 32)], 5),
+                    (["get", "ftp://example.com/x"], 64),
+                    (["get", "\(base)/testdata/1K", "-x", "17"], 64),
+                    (["get", "http://127.0.0.1:1/unreachable", "-o", directory.path + "/c"], 3),
+                ]
+                for (arguments, code) in cases {
+                    let run = try ChildProcess(arguments: arguments + ["--retry-wait", "0.01"])
+                    let (status, _, stderr) = try await run.finish()
+                    #expect(status == code, "\(arguments): \(stderr)")
+                }
+            }
+        }
+    }
+
+    @Test func continuesAfterKill9FromTheCheckpoint() async throws {
+        let recorder = RequestRecorder()
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path, recorder: recorder) { port in
+                let url = "http://127.0.0.1:\(port)/testdata/24M?rate=4M&seed=2"
+                let file = directory.path + "/big.bin"
+                let first = try ChildProcess(arguments: ["get", url, "-o", file, "-x", "2"])
+                // Wait for a checkpoint that claims some bytes, then crash the process.
+                let checkpoints = "\(file).sluice"
+                let deadline = ContinuousClock.now + .seconds(30)
+                var saved: DownloadCheckpoint?
+                while ContinuousClock.now < deadline {
+                    if let data = FileManager.default.contents(atPath: checkpoints),
+                        let checkpoint = try? JSONDecoder().decode(DownloadCheckpoint.self, from: data),
+                        checkpoint.writtenBytes > 0
+                    {
+                        saved = checkpoint
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                first.signal(SIGKILL)
+                _ = try await first.finish()
+                let checkpoint = try #require(saved)
+                let before = recorder.all.count
+                let second = try ChildProcess(arguments: ["get", url, "-o", file, "-x", "2", "-c"])
+                let (status, _, stderr) = try await second.finish()
+                #expect(status == 0, "\(stderr)")
+                #expect(try Self.sha256(file) == Self.expected(size: 24 << 20, seed: 2))
+                // The second run never asked again for bytes the checkpoint had.
+                for entry in recorder.all.dropFirst(before) {
+                    let range = try #require(entry.range.flatMap { RangeHeader.parse($0) }?.first)
+                    guard case .fromTo(let first, let last) = range else { Issue.record("unexpected range"); continue }
+                    let asked = first..<((last ?? (24 << 20) - 1) + 1)
+                    #expect(checkpoint.writtenRanges.allSatisfy { !$0.overlaps(asked) })
+                }
+            }
+        }
+    }
+
+    @Test func interruptLeavesAResumablePartial() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let url = "http://127.0.0.1:\(port)/testdata/16M?rate=4M"
+                let file = directory.path + "/int.bin"
+                let run = try ChildProcess(arguments: ["get", url, "-o", file])
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ContinuousClock.now < deadline, (try? FileManager.default.attributesOfItem(atPath: file + ".sluice")) == nil {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                run.signal(SIGINT)
+                let (status, _, stderr) = try await run.finish()
+                #expect(status == 130)
+                #expect(stderr.contains("-c"))
+                let data = try #require(FileManager.default.contents(atPath: file + ".sluice"))
+                let checkpoint = try JSONDecoder().decode(DownloadCheckpoint.self, from: data)
+                #expect(checkpoint.writtenBytes > 0)
+                #expect(checkpoint.isResumable)
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Testing
+
+@testable import SluiceCore
+
+@Suite struct FileNameTests {
+    @Test(arguments: [
+        ("report.pdf", "report.pdf"),
+        ("../../etc/passwd", "_.._etc_passwd"),
+        ("a/b\\c", "a_b_c"),
+        ("  spaced.txt  ", "spaced.txt"),
+        (".hidden", "hidden"),
+        ("tab\there", "tab_here"),
+        ("caf\u{E9}.txt", "caf\u{E9}.txt"),
+    ])
+    func sanitizes(raw: String, expected: String) {
+        #expect(FileNameSanitizer.sanitize(raw) == expected)
+    }
+
+    @Test(arguments: ["", ".", "..", "...", "/", "   "])
+    func nothingUsableLeft(raw: String) {
+        #expect(FileNameSanitizer.sanitize(raw) == nil)
+    }
+
+    @Test func longNamesKeepTheirExtension() throws {
+        let name = try #require(FileNameSanitizer.sanitize(String(repeating: "x", count: 500) + ".iso"))
+        #expect(name.utf8.count <= FileNameSanitizer.maximumLength)
+        #expect(name.hasSuffix(".iso"))
+    }
+
+    @Test(arguments: ["a/b", "a\\b", "a\u{0}b", ".", "..", "", "a\nb"])
+    func userNamesAreRefused(name: String) {
+        #expect(!FileNameSanitizer.isValid(name))
+    }
+
+    @Test func contentDispositionPrefersFilenameStar() {
+        #expect(ContentDisposition.fileName("attachment; filename=\"plain.txt\"; filename*=UTF-8''na%C3%AFve.txt") == "naïve.txt")
+        #expect(ContentDisposition.fileName("attachment; filename=\"a;b \\\"q\\\".txt\"") == "a;b \"q\".txt")
+        #expect(ContentDisposition.fileName("attachment; filename=simple.bin") == "simple.bin")
+        #expect(ContentDisposition.fileName("attachment; filename*=iso-8859-1'en'%E9t%E9.txt") == "été.txt")
+        #expect(ContentDisposition.fileName("inline") == nil)
+    }
+
+    @Test func downloadNameFallsBackFromHeaderToURLToDefault() {
+        #expect(FileNameSanitizer.downloadName(contentDisposition: "attachment; filename=\"../x.iso\"", urlPath: "/a/b.bin") == "_x.iso")
+        #expect(FileNameSanitizer.downloadName(contentDisposition: nil, urlPath: "/dir/my%20file.tar.gz") == "my file.tar.gz")
+        #expect(FileNameSanitizer.downloadName(contentDisposition: nil, urlPath: "/") == "download")
+        #expect(FileNameSanitizer.downloadName(contentDisposition: nil, urlPath: "/%2e%2e") == "download")
+    }
+
+    @Test func numberedNamesGoBeforeTheExtension() {
+        #expect(FileNameSanitizer.numbered("file.iso", 1) == "file (1).iso")
+        #expect(FileNameSanitizer.numbered("file.tar.gz", 2) == "file (2).tar.gz")
+        #expect(FileNameSanitizer.numbered("README", 3) == "README (3)")
+        #expect(FileNameSanitizer.numbered(".bashrc", 1) == ".bashrc (1)")
+    }
+}
+
+@Suite struct RetryAndSpeedTests {
+    @Test func backoffDoublesWithJitterUpToTheMaximum() {
+        let policy = RetryPolicy()
+        #expect(policy.delay(afterFailures: 1, jitter: 0) == 0.5)
+        #expect(policy.delay(afterFailures: 1, jitter: 1) == 1)
+        #expect(policy.delay(afterFailures: 2, jitter: 1) == 2)
+        #expect(policy.delay(afterFailures: 4, jitter: 1) == 8)
+        #expect(policy.delay(afterFailures: 10, jitter: 1) == 60)
+        #expect(policy.delay(afterFailures: 100, jitter: 0.5) == 45)
+    }
+
+    @Test func retryAfterIsAFloor() {
+        #expect(RetryPolicy().delay(afterFailures: 1, retryAfter: 7, jitter: 1) == 7)
+        #expect(RetryPolicy().delay(afterFailures: 8, retryAfter: 7, jitter: 1) == 60)
+    }
+
+    @Test func statuses() {
+        #expect(StatusDisposition(status: 206) == .success)
+        #expect([408, 429, 500, 503, 599].allSatisfy { StatusDisposition(status: $0) == .transient })
+        #expect([400, 401, 403, 404, 410, 416].allSatisfy { StatusDisposition(status: $0) == .fatal })
+    }
+
+    @Test func speedOverAMovingWindow() {
+        var meter = SpeedMeter(window: 5)
+        meter.record(bytes: 0, at: 0)
+        #expect(meter.bytesPerSecond == 0)
+        meter.record(bytes: 1000, at: 1)
+        #expect(meter.bytesPerSecond == 1000)
+        for second in 2...10 { meter.record(bytes: Int64(second) * 1000 + Int64(second > 6 ? (second - 6) * 1000 : 0), at: Double(second)) }
+        #expect(meter.bytesPerSecond > 1500)
+        #expect(meter.eta(remaining: 0) == 0)
+        #expect(meter.eta(remaining: nil) == nil)
+        meter.record(bytes: 0, at: 11)
+        #expect(meter.bytesPerSecond == 0)
+    }
+}
+
+@Suite struct ResponseCheckTests {
+    let validators = Validators(etag: EntityTag("v1"))
+
+    func ranged(_ status: Int, _ headers: [String: String], range: Range<Int64> = 100..<200) -> ResponseCheck.Verdict {
+        ResponseCheck.ranged(status: status, header: { headers[$0] }, range: range, total: 1000, validators: validators)
+    }
+
+    @Test func acceptsOnlyTheExactRange() {
+        #expect(ranged(206, ["Content-Range": "bytes 100-199/1000", "ETag": "\"v1\""]) == .accept)
+        #expect(ranged(206, ["Content-Range": "bytes 100-199/1000"]) == .accept)
+        #expect(ranged(206, ["Content-Range": "bytes 100-198/1000"]) == .invalid("asked for bytes 100-199, got 100-198"))
+        #expect(ranged(206, ["Content-Range": "bytes 0-99/1000"]) != .accept)
+        #expect(ranged(206, [:]) == .invalid("206 without a valid Content-Range"))
+        #expect(ranged(206, ["Content-Range": "bytes 199-100/1000"]) == .invalid("206 without a valid Content-Range"))
+        #expect(ranged(206, ["Content-Range": "bytes 100-199/1000", "Content-Type": "multipart/byteranges; boundary=x"]) != .accept)
+    }
+
+    @Test func aWholeFileOrAnotherVersionMeansStartOver() {
+        guard case .restart = ranged(200, [:]) else { Issue.record("200 must restart"); return }
+        guard case .restart = ranged(206, ["Content-Range": "bytes 100-199/2000"]) else { Issue.record("length"); return }
+        guard case .restart = ranged(206, ["Content-Range": "bytes 100-199/1000", "ETag": "\"v2\""]) else {
+            Issue.record("etag")
+            return
+        }
+        guard case .restart = ranged(416, ["Content-Range": "bytes */50"]) else { Issue.record("416"); return }
+    }
+
+    @Test func statusesAreSorted() {
+        #expect(ranged(503, ["Retry-After": "3"]) == .transient(retryAfter: 3))
+        #expect(ranged(429, [:]) == .transient(retryAfter: nil))
+        #expect(ranged(404, [:]) == .fatal(status: 404))
+    }
+
+    @Test func probeTellsRangesLengthAndValidators() throws {
+        let headers = ["Content-Range": "bytes 0-999/1000", "ETag": "\"x\"", "Last-Modified": "Thu, 01 Jan 2026 00:00:00 GMT"]
+        let probe = try ResponseCheck.probe(status: 206, header: { headers[$0] }).get()
+        #expect(probe.totalBytes == 1000 && probe.acceptsRanges)
+        #expect(probe.validators.ifRangeValue == "\"x\"")
+        let whole = try ResponseCheck.probe(status: 200, header: { ["Content-Length": "5"][$0] }).get()
+        #expect(whole.totalBytes == 5 && !whole.acceptsRanges)
+        let unknown = try ResponseCheck.probe(status: 200, header: { _ in nil }).get()
+        #expect(unknown.totalBytes == nil)
+        #expect(ResponseCheck.probe(status: 416, header: { _ in nil }) == .failure(.emptyRange))
+        #expect(ResponseCheck.probe(status: 206, header: { ["Content-Range": "bytes 5-9/10"][$0] }) == .failure(.invalid("206 to bytes=0- without a Content-Range for the whole file")))
+    }
+
+    @Test func weakValidatorsAreNeverSentInIfRange() throws {
+        let headers = ["Content-Range": "bytes 0-9/10", "ETag": "W/\"x\""]
+        let probe = try ResponseCheck.probe(status: 206, header: { headers[$0] }).get()
+        #expect(probe.validators.ifRangeValue == nil)
+    }
+}
