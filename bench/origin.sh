@@ -19,6 +19,7 @@
 #   CURL_RUNS=3         whole-file transfers per server (median reported)
 #   OUT=FILE            also write the markdown results to FILE
 #   KEEP_TMP=1          keep the temp dir (file, configs, logs) for inspection
+#   QUIET_WAIT=600      wait up to this many seconds for an idle machine first (0: no wait)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -111,6 +112,49 @@ cpu_ticks() {
     }' /proc/[0-9]*/stat 2>/dev/null
 }
 
+# Percentage of all cores busy over 2 s.
+cpu_busy_percent() {
+  local a b
+  a=($(head -1 /proc/stat)); sleep 2; b=($(head -1 /proc/stat))
+  awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
+    n = split(a, x, " "); split(b, y, " ")
+    for (i = 2; i <= n; i++) total += y[i] - x[i]
+    idle = (y[5] - x[5]) + (y[6] - x[6])
+    printf "%.0f", 100 * (total - idle) / total }'
+}
+
+# Non-idle CPU ticks of the whole machine, and CPU ticks of this script's finished
+# children (wrk, curl): with the server's ticks they tell how much CPU something else on
+# the machine took while a measurement ran ("other CPU" in the report).
+machine_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+client_ticks() { sed 's/^[0-9]* (.*) //' "/proc/$$/stat" | awk '{ print $14 + $15 }'; }
+now_ms() { date +%s%3N; }
+# phase_begin PID / phase_end PID: sets SERVER_TICKS and OTHER_PCT (share of all cores used
+# by processes other than the server and its load generator during the phase).
+phase_begin() {
+  P_SERVER=$(cpu_ticks "$1") P_MACHINE=$(machine_busy_ticks) P_CLIENT=$(client_ticks) P_START=$(now_ms)
+}
+phase_end() {
+  local server machine client elapsed
+  server=$(cpu_ticks "$1") machine=$(machine_busy_ticks) client=$(client_ticks) elapsed=$(($(now_ms) - P_START))
+  SERVER_TICKS=$((server - P_SERVER))
+  OTHER_PCT=$(awk -v m=$((machine - P_MACHINE)) -v s="$SERVER_TICKS" -v c=$((client - P_CLIENT)) \
+    -v e="$elapsed" -v hz="$CLK_TCK" -v n="$(nproc)" \
+    'BEGIN { o = (m - s - c) / hz; if (o < 0) o = 0; printf "%.0f", 100 * o / (e / 1000 * n) }')
+}
+
+# Waits (up to QUIET_WAIT seconds) until the machine is idle, so a build or test run in
+# another shell does not end up in the numbers.
+wait_for_quiet() {
+  local deadline=$((SECONDS + ${QUIET_WAIT:-600})) quiet=0 busy
+  while ((SECONDS < deadline)); do
+    busy=$(cpu_busy_percent)
+    if ((busy < 10)); then quiet=$((quiet + 1)); else quiet=0; fi
+    ((quiet >= 3)) && return 0
+  done
+  log "WARNING: the machine did not become idle within ${QUIET_WAIT:-600}s (last: ${busy}% busy)"
+}
+
 wait_for_port() {
   local port=$1 i
   for i in $(seq 1 100); do
@@ -138,16 +182,17 @@ preflight() {
   log "$name: ranged GET -> 206 with the right Content-Range and bytes"
 }
 
-# Runs wrk; sets REQS P99_MS P50_MS WRK_SOCKET_ERRORS WRK_CPU_MS_PER_KREQ.
+# Runs wrk; sets REQS P99_MS P50_MS WRK_SOCKET_ERRORS WRK_CPU_MS_PER_KREQ WRK_OTHER_PCT.
 run_wrk() {
-  local name=$1 url=$2 pid=$3 out result before after
+  local name=$1 url=$2 pid=$3 out result
   if [[ $WARMUP != 0 ]]; then
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$LUA" "$url" -- "$FILE_BYTES" >/dev/null
   fi
   out=$TMP/$name.wrk
-  before=$(cpu_ticks "$pid")
+  phase_begin "$pid"
   wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$LUA" "$url" -- "$FILE_BYTES" >"$out"
-  after=$(cpu_ticks "$pid")
+  phase_end "$pid"
+  WRK_OTHER_PCT=$OTHER_PCT
   sed "s/^/[wrk $name] /" "$out" >&2
   if grep -q 'Non-2xx or 3xx responses' "$out"; then
     die "$name: wrk saw non-2xx answers ($(grep 'Non-2xx' "$out"))"
@@ -171,14 +216,14 @@ run_wrk() {
   REQS=$(awk -v r="$requests" -v d="$duration_us" 'BEGIN { printf "%.0f", r / (d / 1e6) }')
   P99_MS=$(awk -v u="$p99" 'BEGIN { printf "%.2f", u / 1000 }')
   P50_MS=$(awk -v u="$p50" 'BEGIN { printf "%.2f", u / 1000 }')
-  WRK_CPU_MS_PER_KREQ=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v r="$requests" \
+  WRK_CPU_MS_PER_KREQ=$(awk -v t="$SERVER_TICKS" -v hz="$CLK_TCK" -v r="$requests" \
     'BEGIN { printf "%.1f", t / hz * 1000 / (r / 1000) }')
 }
 
-# Whole-file transfers; sets MBS (median MB/s, 10^6 bytes) and CURL_CPU_S_PER_GIB.
+# Whole-file transfers; sets MBS (median MB/s, 10^6 bytes), CURL_CPU_S_PER_GIB, CURL_OTHER_PCT.
 run_curl() {
-  local name=$1 url=$2 pid=$3 i out code size speed total before after speeds=()
-  before=$(cpu_ticks "$pid")
+  local name=$1 url=$2 pid=$3 i out code size speed total speeds=()
+  phase_begin "$pid"
   for ((i = 1; i <= CURL_RUNS; i++)); do
     out=$(curl -s -o /dev/null -w '%{http_code} %{size_download} %{speed_download} %{time_total}' "$url")
     read -r code size speed total <<<"$out"
@@ -186,9 +231,10 @@ run_curl() {
     log "$name: curl run $i: $(awk -v s="$speed" 'BEGIN { printf "%.0f", s / 1e6 }') MB/s, ${total}s"
     speeds+=("$speed")
   done
-  after=$(cpu_ticks "$pid")
+  phase_end "$pid"
+  CURL_OTHER_PCT=$OTHER_PCT
   MBS=$(printf '%s\n' "${speeds[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.0f", v[int((NR + 1) / 2)] / 1e6 }')
-  CURL_CPU_S_PER_GIB=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$CURL_RUNS" -v b="$FILE_BYTES" \
+  CURL_CPU_S_PER_GIB=$(awk -v t="$SERVER_TICKS" -v hz="$CLK_TCK" -v n="$CURL_RUNS" -v b="$FILE_BYTES" \
     'BEGIN { printf "%.2f", t / hz / (n * b / 1073741824) }')
 }
 
@@ -245,16 +291,7 @@ log "sluice $SLUICE_BIN pid $SLUICE_PID on $SLUICE_URL"
 preflight nginx "$NGINX_URL"
 preflight sluice "$SLUICE_URL"
 
-# Other work on the machine skews everything on 2 cores: measure how busy it is first.
-cpu_busy_percent() {
-  local a b
-  a=($(head -1 /proc/stat)); sleep 2; b=($(head -1 /proc/stat))
-  awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
-    n = split(a, x, " "); split(b, y, " ")
-    for (i = 2; i <= n; i++) total += y[i] - x[i]
-    idle = (y[5] - x[5]) + (y[6] - x[6])
-    printf "%.0f", 100 * (total - idle) / total }'
-}
+[[ ${QUIET_WAIT:-600} == 0 ]] || wait_for_quiet
 BUSY=$(cpu_busy_percent)
 log "CPU busy before measuring: ${BUSY}% (load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores)"
 ((BUSY < 15)) || log "WARNING: the machine is busy (${BUSY}%); results will be noisy"
@@ -265,10 +302,10 @@ for name in nginx sluice; do
   log "$name: wrk -t$THREADS -c$CONNECTIONS -d$DURATION random ${RANGE_BYTES}-byte ranges"
   run_wrk "$name" "$url" "$pid"
   R[$name.reqs]=$REQS R[$name.p50]=$P50_MS R[$name.p99]=$P99_MS R[$name.errors]=$WRK_SOCKET_ERRORS
-  R[$name.cpu_kreq]=$WRK_CPU_MS_PER_KREQ
+  R[$name.cpu_kreq]=$WRK_CPU_MS_PER_KREQ R[$name.other_wrk]=$WRK_OTHER_PCT
   log "$name: $CURL_RUNS x whole-file GET ($FILE_MIB MiB)"
   run_curl "$name" "$url" "$pid"
-  R[$name.mbs]=$MBS R[$name.cpu_gib]=$CURL_CPU_S_PER_GIB
+  R[$name.mbs]=$MBS R[$name.cpu_gib]=$CURL_CPU_S_PER_GIB R[$name.other_curl]=$CURL_OTHER_PCT
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -280,7 +317,7 @@ RCK=$(ratio "${R[sluice.cpu_kreq]}" "${R[nginx.cpu_kreq]}")
 RCG=$(ratio "${R[sluice.cpu_gib]}" "${R[nginx.cpu_gib]}")
 
 REPORT=$(cat <<EOF
-$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -r); wrk -t$THREADS -c$CONNECTIONS -d$DURATION (after ${WARMUP} warm-up), random 64 KiB-aligned 64 KiB ranges of a ${FILE_MIB} MiB file; MB/s = median of $CURL_RUNS whole-file curl GETs (10^6 bytes/s). File in page cache; wrk/curl share the 2 cores with the server.
+$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -r); wrk -t$THREADS -c$CONNECTIONS -d$DURATION (after ${WARMUP} warm-up), random 64 KiB-aligned 64 KiB ranges of a ${FILE_MIB} MiB file; MB/s = median of $CURL_RUNS whole-file curl GETs (10^6 bytes/s). File in page cache; wrk/curl share the $(nproc) cores with the server. CPU used by other processes during the measurements (share of all cores; should be ~0): nginx wrk ${R[nginx.other_wrk]}%, curl ${R[nginx.other_curl]}%; Sluice wrk ${R[sluice.other_wrk]}%, curl ${R[sluice.other_curl]}%.
 
 | server | req/s (64 KiB ranges) | p50 latency | p99 latency | MB/s (whole file) | server CPU ms / 1k req | server CPU s / GiB |
 |---|---:|---:|---:|---:|---:|---:|

@@ -114,6 +114,7 @@ extension Download {
                 state.commit(segment: segment)
                 consumed += Int(allowed)
             }
+            try await options.rateLimiter?.consume(readable)
             if state.isFinished(segment: segment) { return }
         }
     }

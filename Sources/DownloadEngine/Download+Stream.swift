@@ -30,6 +30,7 @@ extension Download {
                     }
                     offset += Int64(buffer.readableBytes)
                     state.streamedBytes(offset)
+                    try await options.rateLimiter?.consume(buffer.readableBytes)
                     if let total, offset > total {
                         throw TransientFailure(error: SluiceError(.invalidResponse, "the body is longer than its Content-Length"))
                     }

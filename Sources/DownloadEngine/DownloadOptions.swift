@@ -19,11 +19,14 @@ public struct DownloadOptions: Sendable {
     public var minimumSplit: Int64
     /// Reserve the file's full length before writing.
     public var preallocate: Bool
+    /// A byte rate shared with other downloads.
+    public var rateLimiter: RateLimiter?
 
     public init(
         connections: Int = 4, headers: [String: String] = [:], expectedSHA256: String? = nil,
         retry: RetryPolicy = RetryPolicy(), stallTimeout: Double = 30, checkpointInterval: Double = 2,
-        progressInterval: Double = 0.25, minimumSplit: Int64 = 1 << 20, preallocate: Bool = true
+        progressInterval: Double = 0.25, minimumSplit: Int64 = 1 << 20, preallocate: Bool = true,
+        rateLimiter: RateLimiter? = nil
     ) {
         self.connections = min(16, max(1, connections))
         self.headers = headers
@@ -34,6 +37,7 @@ public struct DownloadOptions: Sendable {
         self.progressInterval = progressInterval
         self.minimumSplit = minimumSplit
         self.preallocate = preallocate
+        self.rateLimiter = rateLimiter
     }
 }
 

@@ -8,6 +8,7 @@ import Darwin
 import Hummingbird
 import Metrics
 import NIOCore
+import ServiceLifecycle
 import SluiceCore
 
 /// Reads a file in chunks with `pread` and hands each chunk to the response writer,
@@ -31,6 +32,8 @@ struct FileByteSource: ByteSource {
                 throw SluiceError(.io, "file changed while being served")
             }
             try await writer.write(buffer)
+            // A stopping service does not wait for long bodies: the client resumes elsewhere.
+            if Task.isShuttingDownGracefully { throw ShutdownInProgress() }
             bytesServed.increment(by: Int64(count))
             offset += Int64(count)
         }

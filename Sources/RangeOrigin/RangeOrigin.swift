@@ -7,6 +7,7 @@ import Darwin
 #endif
 import HTTPTypes
 public import Hummingbird
+public import CoreMetrics
 import Metrics
 import NIOCore
 import SluiceCore
@@ -16,11 +17,14 @@ import SluiceCore
 public struct RangeOrigin: Sendable {
     private let root: FileRoot
     private let faultCounters = FaultCounters()
-    private let bytesServed = Counter(label: "sluice_origin_bytes_served_total")
+    private let bytesServed: Counter
 
-    /// - Parameter root: the directory `/files/` serves; it must exist.
-    public init(root: String) throws {
+    /// - Parameters:
+    ///   - root: the directory `/files/` serves; it must exist.
+    ///   - metrics: where `sluice_origin_bytes_served_total` is counted.
+    public init(root: String, metrics: any MetricsFactory = MetricsSystem.factory) throws {
         self.root = try FileRoot(path: root)
+        self.bytesServed = Counter(label: "sluice_origin_bytes_served_total", dimensions: [], factory: metrics)
     }
 
     /// Adds `GET` and `HEAD` for `/files/**` and `/testdata/:size` to `router`.

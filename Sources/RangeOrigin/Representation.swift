@@ -28,3 +28,6 @@ extension ByteSource {
         preconditionFailure("\(Self.self) has a known length; write(_:to:) serves it")
     }
 }
+
+/// Thrown by a body writer to end a response early when the service is stopping.
+struct ShutdownInProgress: Error {}

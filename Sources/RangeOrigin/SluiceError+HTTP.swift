@@ -1,5 +1,5 @@
 import Foundation
-import HTTPTypes
+public import HTTPTypes
 public import Hummingbird
 public import SluiceCore
 
@@ -19,8 +19,14 @@ extension SluiceError: ResponseGenerator, HTTPResponseError {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
+        response()
+    }
+
+    /// The error as a response, with extra headers.
+    public func response(headers extra: HTTPFields = [:]) -> Response {
         var headers: HTTPFields = [.contentType: "application/json"]
         if code == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        headers.append(contentsOf: extra)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: jsonBody)))
     }
 

@@ -1,6 +1,7 @@
 import Hummingbird
 import Metrics
 import NIOCore
+import ServiceLifecycle
 import SluiceCore
 
 /// Generates test data chunk by chunk, paced to `rate` bytes per second and cut at the
@@ -32,6 +33,8 @@ struct TestDataByteSource: ByteSource {
                 return count
             }
             try await writer.write(buffer)
+            // A stopping service does not wait for long bodies: the client resumes elsewhere.
+            if Task.isShuttingDownGracefully { throw ShutdownInProgress() }
             bytesServed.increment(by: Int64(count))
             offset += Int64(count)
             if let rate {

@@ -1,24 +1,59 @@
+import AsyncHTTPClient
+import DownloadEngine
 import Foundation
 public import Hummingbird
+import JobStore
 public import Logging
+import Prometheus
 import RangeOrigin
+import ServiceLifecycle
 import SluiceCore
 
 /// The request context of every Sluice route.
 public typealias SluiceRequestContext = BasicRequestContext
 
-/// Composes the service: creates the data directories, then builds the router and the
-/// application. `onListening` receives the URL once the socket is bound.
-public func buildApplication(
+/// The whole service: the HTTP application and the job service beside it.
+public struct SluiceService: Sendable {
+    public let application: any Service
+    let jobs: JobService
+
+    /// The services in the order a `ServiceGroup` must run them: a graceful shutdown stops
+    /// them in reverse, so downloads are checkpointed before the server drains its connections.
+    public var services: [any Service] { [application, jobs] }
+
+    /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
+    public func run(logger: Logger) async throws {
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        )
+        try await group.run()
+    }
+}
+
+/// Composes the service: data directories, job store, HTTP client, scheduler, routes.
+/// `onListening` receives the URL once the socket is bound.
+public func buildService(
     configuration: ServiceConfiguration, logger: Logger,
     onListening: @escaping @Sendable (String) async -> Void = { _ in }
-) throws -> some ApplicationProtocol {
+) throws -> SluiceService {
     for directory in [configuration.dataDirectory, configuration.cacheDirectory, configuration.documentsDirectory, configuration.originRoot] {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
-    let router = try buildRouter(configuration: configuration)
+    let registry = PrometheusCollectorRegistry()
+    let metrics = PrometheusMetricsFactory(registry: registry)
+    let client = HTTPClientFactory.make(stallTimeout: configuration.stallTimeout)
+    let scheduler = try JobScheduler(
+        configuration: .init(
+            cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
+            maxActive: configuration.maxActive, retry: configuration.retry, stallTimeout: configuration.stallTimeout,
+            limitRate: configuration.limitRate
+        ),
+        repository: try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite"),
+        client: client, metrics: metrics, logger: logger
+    )
+    let router = try buildRouter(configuration: configuration, scheduler: scheduler, registry: registry, metrics: metrics)
     let host = configuration.host
-    return Application(
+    let application = Application(
         router: router,
         configuration: .init(address: .hostname(host, port: configuration.port), serverName: "sluice"),
         onServerRunning: { channel in
@@ -28,17 +63,49 @@ public func buildApplication(
         },
         logger: logger
     )
+    return SluiceService(application: application, jobs: JobService(scheduler: scheduler, client: client, logger: logger))
 }
 
 /// The routes of the service.
-public func buildRouter(configuration: ServiceConfiguration) throws -> Router<SluiceRequestContext> {
+func buildRouter(
+    configuration: ServiceConfiguration, scheduler: JobScheduler, registry: PrometheusCollectorRegistry,
+    metrics: PrometheusMetricsFactory
+) throws -> Router<SluiceRequestContext> {
     let router = Router(context: SluiceRequestContext.self)
+    router.add(middleware: RequestMetricsMiddleware(factory: metrics))
+    if let token = configuration.token {
+        router.add(middleware: BearerAuthMiddleware(token: token))
+    }
+    router.add(middleware: NotFoundAsJSONMiddleware())
     router.get("/healthz") { _, _ in
         Response(
             status: .ok, headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#))
         )
     }
-    try RangeOrigin(root: configuration.originRoot).addRoutes(to: router)
+    JobsController(scheduler: scheduler).addRoutes(to: router)
+    EventsController(scheduler: scheduler).addRoutes(to: router)
+    MetricsController(registry: registry, factory: metrics, scheduler: scheduler).addRoutes(to: router)
+    try RangeOrigin(root: configuration.originRoot, metrics: metrics).addRoutes(to: router)
+    // Last, so that it applies only to paths no route matched: the dashboard and openapi.yaml.
+    if let publicDirectory = configuration.publicDirectory {
+        router.add(middleware: FileMiddleware(publicDirectory, searchForIndexHtml: true))
+    }
     return router
+}
+
+/// Starts the scheduler with the server and, on SIGTERM or SIGINT, stops every download
+/// after its checkpoint, then closes the HTTP client.
+struct JobService: Service {
+    let scheduler: JobScheduler
+    let client: HTTPClient
+    let logger: Logger
+
+    func run() async throws {
+        await scheduler.start()
+        try? await gracefulShutdown()
+        await scheduler.shutdown()
+        try await client.shutdown()
+        logger.info("downloads checkpointed")
+    }
 }

@@ -30,6 +30,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Download rate limit in bytes per second, K/M/G suffixes allowed (env SLUICE_LIMIT_RATE).")
     var limitRate: String?
 
+    @Option(name: .customLong("public"), help: "The dashboard's directory (env SLUICE_PUBLIC, default: public/ beside or above the executable).")
+    var publicDirectory: String?
+
     @Flag(help: "Allow a non-loopback address without a token (env SLUICE_INSECURE_NO_AUTH=1).")
     var insecureNoAuth = false
 
@@ -53,7 +56,8 @@ struct Serve: AsyncParsableCommand {
                     throw ValidationError("--limit-rate must be a positive byte count, not \(text)")
                 }
                 return bytes
-            }
+            },
+            publicDirectory: PublicDirectory.locate(explicit: publicDirectory ?? Environment.string("SLUICE_PUBLIC"))
         )
         guard (0...65535).contains(configuration.port) else { throw ValidationError("--port must be 0...65535") }
         guard configuration.maxActive >= 1 else { throw ValidationError("--max-active must be at least 1") }
@@ -72,9 +76,9 @@ struct Serve: AsyncParsableCommand {
         let configuration = try resolvedConfiguration()
         var logger = Logger(label: "sluice")
         logger.logLevel = Environment.string("SLUICE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
-        let app = try buildApplication(configuration: configuration, logger: logger) { url in
+        let service = try buildService(configuration: configuration, logger: logger) { url in
             printLine("Sluice listening on \(url)")
         }
-        try await app.runService()
+        try await service.run(logger: logger)
     }
 }

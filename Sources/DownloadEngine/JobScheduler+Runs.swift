@@ -1,0 +1,92 @@
+import AsyncHTTPClient
+import Foundation
+import SluiceCore
+
+extension JobScheduler {
+    /// Starts the download of a job that just became `running`, after any previous run of
+    /// the same job has finished checkpointing.
+    func startDownload(_ job: JobSnapshot) {
+        generation += 1
+        let current = generation
+        let previous = stopping.removeValue(forKey: job.id)
+        let id = job.id
+        let download = Download(
+            url: job.url,
+            target: DownloadTarget(
+                partialPath: partialPath(id), destination: .directory(configuration.documentsDirectory),
+                fileName: job.requestedFilename
+            ),
+            options: DownloadOptions(
+                connections: job.connections, headers: job.headers, expectedSHA256: job.expectedSHA256,
+                retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: rateLimiter
+            ),
+            client: client, checkpoints: JobCheckpointStore(repository: repository, id: id),
+            logger: logger,
+            onProgress: { [weak self] progress in
+                guard let self else { return }
+                Task { await self.progressed(id: id, generation: current, progress) }
+            }
+        )
+        let task = Task {
+            await previous?.value
+            let outcome: Result<DownloadResult, any Error>
+            do {
+                outcome = .success(try await download.run())
+            } catch {
+                outcome = .failure(error)
+            }
+            await self.finished(id: id, generation: current, outcome)
+        }
+        running[id] = Run(task: task, generation: current)
+    }
+
+    func progressed(id: String, generation: Int, _ progress: DownloadProgress) {
+        guard running[id]?.generation == generation, var job = jobs[id], job.state == .running else { return }
+        let delta = progress.bytesDone - job.bytesDone
+        if delta > 0 { bytesDownloaded.increment(by: delta) }
+        job.bytesDone = progress.bytesDone
+        job.bytesTotal = progress.bytesTotal
+        job.speed = progress.speed
+        job.eta = progress.eta
+        job.resumable = progress.resumable
+        if let name = progress.fileName { job.filename = name }
+        job.updatedAt = Date()
+        jobs[id] = job
+        events.publish(.job(job))
+    }
+
+    func finished(id: String, generation: Int, _ outcome: Result<DownloadResult, any Error>) {
+        guard running[id]?.generation == generation else { return }
+        running[id] = nil
+        guard var job = jobs[id] else { return }
+        var lifecycle = JobLifecycle(state: job.state)
+        switch outcome {
+        case .success(let result):
+            _ = lifecycle.downloadFinished()
+            job.state = lifecycle.state
+            let documents = configuration.documentsDirectory + "/"
+            job.path = result.path.hasPrefix(documents) ? String(result.path.dropFirst(documents.count)) : result.fileName
+            job.filename = result.fileName
+            job.sha256 = result.sha256
+            job.bytesDone = result.bytes
+            job.bytesTotal = result.bytes
+            job.completedAt = Date()
+            job.error = nil
+        case .failure(is CancellationError):
+            return
+        case .failure(let error):
+            let failure = error as? SluiceError ?? SluiceError(.io, "\(error)")
+            logger.warning("job \(id) failed: \(failure)")
+            _ = lifecycle.downloadFailed()
+            job.state = lifecycle.state
+            job.error = .init(code: failure.code.rawValue, message: failure.message)
+        }
+        job.speed = 0
+        job.eta = nil
+        job.updatedAt = Date()
+        jobs[id] = job
+        do { try repository.update(job) } catch { logger.error("cannot save job \(id): \(error)") }
+        events.publish(.job(job))
+        schedule()
+    }
+}

@@ -1,0 +1,261 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Metrics
+import SluiceCore
+
+/// Owns every job: creates, lists, pauses, resumes and deletes them, starts up to
+/// `maxActive` downloads by priority then age, and publishes every change.
+///
+/// Jobs live in memory (a few hundred bytes each) and are written through to the
+/// repository; downloads run as tasks the scheduler starts and cancels.
+public actor JobScheduler {
+    public struct Configuration: Sendable {
+        public var cacheDirectory: String
+        public var documentsDirectory: String
+        public var maxActive: Int
+        public var retry: RetryPolicy
+        public var stallTimeout: Double
+        public var limitRate: Int64?
+
+        public init(
+            cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
+            stallTimeout: Double = 30, limitRate: Int64? = nil
+        ) {
+            self.cacheDirectory = cacheDirectory
+            self.documentsDirectory = documentsDirectory
+            self.maxActive = maxActive
+            self.retry = retry
+            self.stallTimeout = stallTimeout
+            self.limitRate = limitRate
+        }
+    }
+
+    struct Run {
+        let task: Task<Void, Never>
+        let generation: Int
+    }
+
+    let configuration: Configuration
+    let repository: any JobRepository
+    let client: HTTPClient
+    let logger: Logger
+    public nonisolated let events = JobEventBroadcaster()
+    let rateLimiter: RateLimiter?
+    let bytesDownloaded: Counter
+
+    var jobs: [String: JobSnapshot] = [:]
+    /// Job ids, oldest first.
+    var order: [String] = []
+    var running: [String: Run] = [:]
+    /// Downloads told to stop whose tasks may still be checkpointing.
+    var stopping: [String: Task<Void, Never>] = [:]
+    var generation = 0
+    var isShuttingDown = false
+
+    public init(
+        configuration: Configuration, repository: any JobRepository, client: HTTPClient,
+        metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger = Logger(label: "sluice.jobs")
+    ) throws {
+        self.configuration = configuration
+        self.repository = repository
+        self.client = client
+        self.logger = logger
+        self.rateLimiter = configuration.limitRate.map(RateLimiter.init(bytesPerSecond:))
+        self.bytesDownloaded = Counter(label: "sluice_downloaded_bytes_total", dimensions: [], factory: metrics)
+        for var job in try repository.allJobs() {
+            var lifecycle = JobLifecycle(state: job.state)
+            if lifecycle.serviceStarted() == .enqueue {
+                job.state = lifecycle.state
+                job.speed = 0
+                job.eta = nil
+            }
+            jobs[job.id] = job
+            order.append(job.id)
+        }
+    }
+
+    /// Starts what the previous run left queued or running.
+    public func start() {
+        for id in order where jobs[id]?.state == .queued {
+            persist(jobs[id]!)
+        }
+        schedule()
+    }
+
+    // MARK: Queries
+
+    public func job(id: String) -> JobSnapshot? { jobs[id] }
+
+    /// Newest first, optionally filtered by state, `limit` jobs after the job `after`.
+    public func list(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) throws -> [JobSnapshot] {
+        var ids = order.reversed()[...]
+        if let after {
+            guard let index = ids.firstIndex(of: after) else {
+                throw SluiceError(.invalidField, "after names no job")
+            }
+            ids = ids[ids.index(after: index)...]
+        }
+        var result: [JobSnapshot] = []
+        for id in ids {
+            guard let job = jobs[id] else { continue }
+            if let states, !states.contains(job.state) { continue }
+            result.append(job)
+            if result.count == limit { break }
+        }
+        return result
+    }
+
+    public func countsByState() -> [JobState: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, 0) })
+        for job in jobs.values { counts[job.state, default: 0] += 1 }
+        return counts
+    }
+
+    /// The current jobs (or the one job) and a stream of what changes after them, with no
+    /// gap between the two.
+    public func subscribe(jobID: String? = nil) throws -> (initial: [JobSnapshot], changes: AsyncStream<JobEvent>) {
+        if let jobID, jobs[jobID] == nil { throw SluiceError(.notFound, "no job \(jobID)") }
+        let stream = events.subscribe()
+        let initial = jobID.map { [jobs[$0]!] } ?? order.compactMap { jobs[$0] }
+        return (initial, stream)
+    }
+
+    // MARK: Commands
+
+    public func create(_ request: CreateJobRequest) throws -> JobSnapshot {
+        let now = Date()
+        var job = JobSnapshot(
+            id: Self.newID(), url: request.url, state: request.paused ? .paused : .queued,
+            connections: request.connections, priority: request.priority, createdAt: now,
+            requestedFilename: request.filename, expectedSHA256: request.sha256, headers: request.headers
+        )
+        job.updatedAt = now
+        try repository.insert(job)
+        jobs[job.id] = job
+        order.append(job.id)
+        events.publish(.job(job))
+        schedule()
+        return jobs[job.id]!
+    }
+
+    public func pause(id: String) throws -> JobSnapshot {
+        try apply(id) { $0.pauseRequested() }
+    }
+
+    public func resume(id: String) throws -> JobSnapshot {
+        var job = try apply(id) { $0.resumeRequested() }
+        if job.state == .queued, job.error != nil {
+            job.error = nil
+            update(job)
+        }
+        schedule()
+        return jobs[id]!
+    }
+
+    /// Stops the job, removes its partial file and record, and the finished file too when
+    /// `deleteFile` says so.
+    public func delete(id: String, deleteFile: Bool) async throws {
+        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        var lifecycle = JobLifecycle(state: job.state)
+        if case .remove(stopFirst: true) = lifecycle.deleteRequested() { stop(id) }
+        jobs[id] = nil
+        order.removeAll { $0 == id }
+        let pending = stopping.removeValue(forKey: id)
+        events.publish(.removed(id: id))
+        schedule()
+        await pending?.value
+        unlink(partialPath(id))
+        if deleteFile, let path = job.path, SafeRelativePath(encoded: path) != nil {
+            unlink(configuration.documentsDirectory + "/" + path)
+        }
+        try repository.delete(id: id)
+    }
+
+    /// Stops every download, each after a checkpoint; their jobs stay `running` in the
+    /// store so that the next start resumes them.
+    public func shutdown() async {
+        isShuttingDown = true
+        for id in Array(running.keys) {
+            var lifecycle = JobLifecycle(state: .running)
+            if lifecycle.serviceStopping() == .stopDownload { stop(id) }
+        }
+        let tasks = Array(stopping.values)
+        for task in tasks { await task.value }
+        events.finishAll()
+    }
+
+    // MARK: Internals
+
+    /// Runs a user event through the state machine and acts on its answer.
+    @discardableResult
+    private func apply(_ id: String, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> JobSnapshot {
+        guard var job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        var lifecycle = JobLifecycle(state: job.state)
+        switch event(&lifecycle) {
+        case .reject(let message):
+            throw SluiceError(.invalidTransition, message)
+        case .stopDownload:
+            stop(id)
+        case .none, .enqueue, .startDownload, .remove:
+            break
+        }
+        if job.state != lifecycle.state {
+            job.state = lifecycle.state
+            if job.state != .running {
+                job.speed = 0
+                job.eta = nil
+            }
+            update(job)
+        }
+        schedule()
+        return jobs[id]!
+    }
+
+    private func update(_ job: JobSnapshot) {
+        var job = job
+        job.updatedAt = Date()
+        jobs[job.id] = job
+        persist(job)
+        events.publish(.job(job))
+    }
+
+    private func persist(_ job: JobSnapshot) {
+        do {
+            try repository.update(job)
+        } catch {
+            logger.error("cannot save job \(job.id): \(error)")
+        }
+    }
+
+    /// Starts queued jobs, highest priority then oldest first, while slots are free.
+    func schedule() {
+        guard !isShuttingDown else { return }
+        let free = configuration.maxActive - running.count
+        guard free > 0 else { return }
+        let next = order.compactMap { jobs[$0] }.filter { $0.state == .queued }
+            .enumerated().sorted { ($0.element.priority, -$0.offset) > ($1.element.priority, -$1.offset) }
+            .prefix(free).map(\.element)
+        for var job in next {
+            var lifecycle = JobLifecycle(state: job.state)
+            guard lifecycle.slotGranted() == .startDownload else { continue }
+            job.state = lifecycle.state
+            update(job)
+            startDownload(job)
+        }
+    }
+
+    func partialPath(_ id: String) -> String { configuration.cacheDirectory + "/" + id + ".part" }
+
+    private func stop(_ id: String) {
+        guard let run = running.removeValue(forKey: id) else { return }
+        run.task.cancel()
+        stopping[id] = run.task
+    }
+
+    private static func newID() -> String {
+        let value = UInt64.random(in: .min ... .max)
+        let text = String(value, radix: 36)
+        return String(repeating: "0", count: max(0, 13 - text.count)) + text
+    }
+}

@@ -1,0 +1,150 @@
+import DownloadEngine
+import Foundation
+import GRDB
+import SluiceCore
+
+/// Jobs in SQLite through GRDB: a `DatabasePool` in WAL mode (readers never wait for the
+/// writer), `synchronous = NORMAL` (a crash of the process loses nothing committed; a power
+/// loss may lose the last commits, which only ever makes a checkpoint older, never claim more),
+/// and versioned migrations.
+public final class SQLiteJobRepository: JobRepository {
+    private let pool: DatabasePool
+
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        configuration.busyMode = .timeout(5)
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: jobs") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE job (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        sequence INTEGER NOT NULL,
+                        url TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        filename TEXT,
+                        requestedFilename TEXT,
+                        bytesTotal INTEGER,
+                        bytesDone INTEGER NOT NULL DEFAULT 0,
+                        connections INTEGER NOT NULL,
+                        resumable INTEGER NOT NULL DEFAULT 0,
+                        expectedSHA256 TEXT,
+                        sha256 TEXT,
+                        path TEXT,
+                        errorCode TEXT,
+                        errorMessage TEXT,
+                        priority INTEGER NOT NULL DEFAULT 0,
+                        headers TEXT NOT NULL DEFAULT '{}',
+                        createdAt REAL NOT NULL,
+                        updatedAt REAL NOT NULL,
+                        completedAt REAL,
+                        checkpoint TEXT
+                    );
+                    CREATE INDEX job_sequence ON job(sequence);
+                    """
+            )
+        }
+        return migrator
+    }
+
+    public func allJobs() throws -> [JobSnapshot] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM job ORDER BY sequence").map(Self.snapshot)
+        }
+    }
+
+    public func insert(_ job: JobSnapshot) throws {
+        try pool.write { db in
+            let sequence = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM job") ?? 1
+            try db.execute(
+                sql: """
+                    INSERT INTO job (id, sequence, url, state, filename, requestedFilename, bytesTotal, bytesDone,
+                        connections, resumable, expectedSHA256, sha256, path, errorCode, errorMessage, priority,
+                        headers, createdAt, updatedAt, completedAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [job.id, sequence] + Self.columns(job)
+            )
+        }
+    }
+
+    public func update(_ job: JobSnapshot) throws {
+        try pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE job SET url = ?, state = ?, filename = ?, requestedFilename = ?, bytesTotal = ?,
+                        bytesDone = ?, connections = ?, resumable = ?, expectedSHA256 = ?, sha256 = ?, path = ?,
+                        errorCode = ?, errorMessage = ?, priority = ?, headers = ?, createdAt = ?, updatedAt = ?,
+                        completedAt = ?
+                    WHERE id = ?
+                    """,
+                arguments: Self.columns(job) + [job.id]
+            )
+        }
+    }
+
+    public func delete(id: String) throws {
+        try pool.write { db in try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id]) }
+    }
+
+    public func checkpoint(id: String) throws -> DownloadCheckpoint? {
+        let text = try pool.read { db in try String.fetchOne(db, sql: "SELECT checkpoint FROM job WHERE id = ?", arguments: [id]) }
+        return text.flatMap { try? JSONDecoder().decode(DownloadCheckpoint.self, from: Data($0.utf8)) }
+    }
+
+    public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws {
+        let text = try checkpoint.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        try pool.write { db in
+            if let checkpoint {
+                try db.execute(
+                    sql: "UPDATE job SET checkpoint = ?, bytesDone = ?, bytesTotal = COALESCE(?, bytesTotal) WHERE id = ?",
+                    arguments: [text, checkpoint.writtenBytes, checkpoint.totalBytes, id]
+                )
+            } else {
+                try db.execute(sql: "UPDATE job SET checkpoint = NULL WHERE id = ?", arguments: [id])
+            }
+        }
+    }
+
+    // MARK: Rows
+
+    private static func columns(_ job: JobSnapshot) -> StatementArguments {
+        let headers = (try? JSONEncoder().encode(job.headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return [
+            job.url, job.state.rawValue, job.filename, job.requestedFilename, job.bytesTotal, job.bytesDone,
+            job.connections, job.resumable, job.expectedSHA256, job.sha256, job.path, job.error?.code,
+            job.error?.message, job.priority, headers, job.createdAt.timeIntervalSince1970,
+            job.updatedAt.timeIntervalSince1970, job.completedAt?.timeIntervalSince1970,
+        ]
+    }
+
+    private static func snapshot(_ row: Row) -> JobSnapshot {
+        let headers = (row["headers"] as String?).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
+        var job = JobSnapshot(
+            id: row["id"], url: row["url"], state: JobState(rawValue: row["state"]) ?? .failed,
+            connections: row["connections"], priority: row["priority"],
+            createdAt: Date(timeIntervalSince1970: row["createdAt"]), requestedFilename: row["requestedFilename"],
+            expectedSHA256: row["expectedSHA256"], headers: headers ?? [:]
+        )
+        job.filename = row["filename"]
+        job.bytesTotal = row["bytesTotal"]
+        job.bytesDone = row["bytesDone"]
+        job.resumable = row["resumable"]
+        job.sha256 = row["sha256"]
+        job.path = row["path"]
+        if let code: String = row["errorCode"] {
+            job.error = .init(code: code, message: row["errorMessage"] ?? "")
+        }
+        job.updatedAt = Date(timeIntervalSince1970: row["updatedAt"])
+        job.completedAt = (row["completedAt"] as Double?).map(Date.init(timeIntervalSince1970:))
+        return job
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import SluiceCore
+
+/// JSON in and out of the API, with the contract's limits and error codes.
+enum JSONCoding {
+    static let maximumBodySize = 64 << 10
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// A JSON response.
+    static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        let data = try encoder.encode(value)
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The request body decoded as `T`: 415 unless it is JSON, 413 past 64 KiB, 400 with
+    /// `invalid_json` for malformed JSON; `T`'s own validation errors pass through.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        let contentType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
+            throw SluiceError(.unsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
+        }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodySize {
+            throw SluiceError(.payloadTooLarge, "the body is larger than 64 KiB")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maximumBodySize)
+        } catch {
+            throw SluiceError(.payloadTooLarge, "the body is larger than 64 KiB")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch let error as SluiceError {
+            throw error
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+            throw SluiceError(.invalidJSON, "the body must be a JSON object")
+        } catch {
+            throw SluiceError(.invalidJSON, "the body is not valid JSON")
+        }
+    }
+}

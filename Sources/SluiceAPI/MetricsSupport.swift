@@ -1,0 +1,60 @@
+import CoreMetrics
+import DownloadEngine
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Prometheus
+import SluiceCore
+
+/// Request durations by method, route and status, into the service's own registry.
+struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let factory: any MetricsFactory
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        var status = 500
+        defer {
+            let route = context.endpointPath ?? "unmatched"
+            let dimensions = [("method", request.method.rawValue), ("route", route), ("status", String(status))]
+            Timer(label: "sluice_http_request_duration_seconds", dimensions: dimensions, factory: factory)
+                .recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+        }
+        do {
+            let response = try await next(request, context)
+            status = Int(response.status.code)
+            return response
+        } catch let error as any HTTPResponseError {
+            status = Int(error.status.code)
+            throw error
+        }
+    }
+}
+
+/// `GET /metrics` in the Prometheus text format.
+struct MetricsController {
+    let registry: PrometheusCollectorRegistry
+    let factory: any MetricsFactory
+    let scheduler: JobScheduler
+
+    func addRoutes(to router: Router<SluiceRequestContext>) {
+        router.get("/metrics") { _, _ in
+            for (state, count) in await scheduler.countsByState() {
+                Gauge(label: "sluice_jobs", dimensions: [("state", state.rawValue)], factory: factory).record(count)
+            }
+            var bytes: [UInt8] = []
+            registry.emit(into: &bytes)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+            )
+        }
+        router.allowOnly([.get], at: "/metrics")
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,107 @@
+/// The body of `POST /jobs`, validated: every field checked before anything is created.
+public struct CreateJobRequest: Sendable, Equatable, Decodable {
+    public var url: String
+    public var filename: String?
+    public var connections: Int
+    public var sha256: String?
+    public var headers: [String: String]
+    public var priority: Int
+    public var paused: Bool
+
+    /// Headers the engine sets itself; a job may not override them.
+    static let reservedHeaders: Set<String> = [
+        "range", "if-range", "host", "content-length", "transfer-encoding", "connection", "upgrade", "te",
+        "expect", "keep-alive", "proxy-connection", "trailer",
+    ]
+
+    private enum CodingKeys: String, CodingKey {
+        case url, filename, connections, sha256, headers, priority, paused
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func field<T: Decodable>(_ type: T.Type, _ key: CodingKeys) throws -> T? {
+            do {
+                return try container.decodeIfPresent(type, forKey: key)
+            } catch {
+                throw SluiceError(.invalidField, "\(key.rawValue) has the wrong type or is out of range")
+            }
+        }
+        guard let url = try field(String.self, .url) else {
+            throw SluiceError(.invalidURL, "url is required")
+        }
+        self.url = url
+        filename = try field(String.self, .filename)
+        connections = try field(Int.self, .connections) ?? 4
+        sha256 = try field(String.self, .sha256)?.lowercased()
+        headers = try field([String: String].self, .headers) ?? [:]
+        priority = try field(Int.self, .priority) ?? 0
+        paused = try field(Bool.self, .paused) ?? false
+        try validate()
+    }
+
+    public init(url: String, filename: String? = nil, connections: Int = 4, sha256: String? = nil,
+                headers: [String: String] = [:], priority: Int = 0, paused: Bool = false) throws {
+        self.url = url
+        self.filename = filename
+        self.connections = connections
+        self.sha256 = sha256?.lowercased()
+        self.headers = headers
+        self.priority = priority
+        self.paused = paused
+        try validate()
+    }
+
+    private func validate() throws {
+        try Self.validateURL(url)
+        if let filename, !FileNameSanitizer.isValid(filename) {
+            throw SluiceError(.invalidFilename, "filename must be a plain file name without /, \\, control characters, . or ..")
+        }
+        guard (1...16).contains(connections) else {
+            throw SluiceError(.invalidField, "connections must be between 1 and 16")
+        }
+        if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
+            throw SluiceError(.invalidField, "sha256 must be 64 hexadecimal digits")
+        }
+        guard (-1_000_000...1_000_000).contains(priority) else {
+            throw SluiceError(.invalidField, "priority must be between -1000000 and 1000000")
+        }
+        guard headers.count <= 64 else { throw SluiceError(.invalidField, "at most 64 headers") }
+        for (name, value) in headers {
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
+                throw SluiceError(.invalidField, "header name \(name.debugDescription) is not a valid HTTP field name")
+            }
+            guard !Self.reservedHeaders.contains(name.lowercased()) else {
+                throw SluiceError(.invalidField, "header \(name) is set by Sluice itself")
+            }
+            guard value.unicodeScalars.allSatisfy({ $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) }) else {
+                throw SluiceError(.invalidField, "header \(name) has a control character in its value")
+            }
+        }
+    }
+
+    /// An absolute http or https URL with a host.
+    public static func validateURL(_ text: String) throws {
+        guard let colon = text.firstIndex(of: ":") else {
+            throw SluiceError(.invalidURL, "url must be an absolute http or https URL")
+        }
+        let scheme = text[..<colon].lowercased()
+        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else {
+            throw SluiceError(.invalidURL, "url must be an absolute http or https URL")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw SluiceError(.unsupportedScheme, "only http and https URLs can be downloaded, not \(scheme)")
+        }
+        let rest = text[text.index(after: colon)...]
+        guard rest.hasPrefix("//") else { throw SluiceError(.invalidURL, "url must be an absolute http or https URL") }
+        let authority = rest.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.split(separator: "@").last.map { $0.hasPrefix("[") ? $0 : ($0.split(separator: ":").first ?? "") } ?? ""
+        guard !host.isEmpty, text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+            throw SluiceError(.invalidURL, "url has no host or contains spaces or control characters")
+        }
+    }
+
+    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+
+/// A job as the API returns it, the store persists it and the dashboard renders it.
+/// Runtime handles (tasks, clients, files) never live here.
+public struct JobSnapshot: Sendable, Equatable, Codable {
+    public var id: String
+    public var url: String
+    public var state: JobState
+    public var filename: String?
+    public var bytesTotal: Int64?
+    public var bytesDone: Int64
+    public var speed: Double
+    public var eta: Double?
+    public var connections: Int
+    public var resumable: Bool
+    /// The digest of the finished file (after completion).
+    public var sha256: String?
+    /// The path relative to `documents/` (after completion).
+    public var path: String?
+    public var error: JobError?
+    public var priority: Int
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var completedAt: Date?
+
+    // Not in the JSON: what the job was created with.
+    public var requestedFilename: String?
+    public var expectedSHA256: String?
+    public var headers: [String: String]
+
+    public struct JobError: Sendable, Equatable, Codable {
+        public var code: String
+        public var message: String
+
+        public init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
+    }
+
+    public init(
+        id: String, url: String, state: JobState, connections: Int, priority: Int, createdAt: Date,
+        requestedFilename: String? = nil, expectedSHA256: String? = nil, headers: [String: String] = [:]
+    ) {
+        self.id = id
+        self.url = url
+        self.state = state
+        self.filename = requestedFilename
+        self.bytesDone = 0
+        self.speed = 0
+        self.connections = connections
+        self.resumable = false
+        self.priority = priority
+        self.createdAt = createdAt
+        self.updatedAt = createdAt
+        self.requestedFilename = requestedFilename
+        self.expectedSHA256 = expectedSHA256
+        self.headers = headers
+    }
+
+    /// 0...1, 1 when completed, nil while the size is unknown.
+    public var progress: Double? {
+        if state == .completed { return 1 }
+        guard let bytesTotal else { return nil }
+        return bytesTotal == 0 ? 0 : min(1, Double(bytesDone) / Double(bytesTotal))
+    }
+
+    // MARK: JSON (CONTRACT §2): every key present, nulls included.
+
+    private enum CodingKeys: String, CodingKey {
+        case id, url, state, filename, bytesTotal, bytesDone, progress, speed, eta, connections, resumable
+        case sha256, path, error, priority, createdAt, updatedAt, completedAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(url, forKey: .url)
+        try container.encode(state, forKey: .state)
+        try container.encode(filename, forKey: .filename)
+        try container.encode(bytesTotal, forKey: .bytesTotal)
+        try container.encode(bytesDone, forKey: .bytesDone)
+        try container.encode(progress.map { ($0 * 10_000).rounded() / 10_000 }, forKey: .progress)
+        try container.encode(state == .running ? speed.rounded() : 0, forKey: .speed)
+        try container.encode(state == .running ? eta.map { ($0 * 10).rounded() / 10 } : nil, forKey: .eta)
+        try container.encode(connections, forKey: .connections)
+        try container.encode(resumable, forKey: .resumable)
+        try container.encode(sha256, forKey: .sha256)
+        try container.encode(path, forKey: .path)
+        try container.encode(error, forKey: .error)
+        try container.encode(priority, forKey: .priority)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(completedAt, forKey: .completedAt)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(String.self, forKey: .id), url: try container.decode(String.self, forKey: .url),
+            state: try container.decode(JobState.self, forKey: .state),
+            connections: try container.decode(Int.self, forKey: .connections),
+            priority: try container.decode(Int.self, forKey: .priority),
+            createdAt: try container.decode(Date.self, forKey: .createdAt)
+        )
+        filename = try container.decodeIfPresent(String.self, forKey: .filename)
+        bytesTotal = try container.decodeIfPresent(Int64.self, forKey: .bytesTotal)
+        bytesDone = try container.decode(Int64.self, forKey: .bytesDone)
+        speed = try container.decodeIfPresent(Double.self, forKey: .speed) ?? 0
+        eta = try container.decodeIfPresent(Double.self, forKey: .eta)
+        resumable = try container.decode(Bool.self, forKey: .resumable)
+        sha256 = try container.decodeIfPresent(String.self, forKey: .sha256)
+        path = try container.decodeIfPresent(String.self, forKey: .path)
+        error = try container.decodeIfPresent(JobError.self, forKey: .error)
+        updatedAt = try container.decode(Date.self, forKey: .updatedAt)
+        completedAt = try container.decodeIfPresent(Date.self, forKey: .completedAt)
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+import NIOHTTP1
+import SluiceTestSupport
+import Testing
+
+@Suite struct JobsAPITests {
+    static let jobKeys: Set<String> = [
+        "id", "url", "state", "filename", "bytesTotal", "bytesDone", "progress", "speed", "eta", "connections",
+        "resumable", "sha256", "path", "error", "priority", "createdAt", "updatedAt", "completedAt",
+    ]
+
+    @Test func createRunsTheDownloadToCompletion() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: ["url": service.testdata("/testdata/3M?seed=4"), "connections": 3]), as: UTF8.self)
+            let reply = try await service.request(.POST, "/jobs", json: body)
+            #expect(reply.status == 201)
+            #expect(reply.headers.first(name: "Content-Type") == "application/json")
+            let created = try reply.json()
+            let id = try #require(created["id"] as? String)
+            #expect(reply.headers.first(name: "Location") == "/jobs/\(id)")
+            #expect(Set(created.keys) == Self.jobKeys)
+            #expect(created["connections"] as? Int == 3)
+            #expect(created["error"] is NSNull)
+            #expect((created["createdAt"] as? String)?.hasSuffix("Z") == true)
+
+            let done = try await service.waitFor(id) { $0["state"] as? String == "completed" }
+            let expected = ServiceHarness.expectedSHA256(size: 3 << 20, seed: 4)
+            #expect(done["sha256"] as? String == expected)
+            #expect(done["path"] as? String == "3M")
+            #expect(done["filename"] as? String == "3M")
+            #expect(done["progress"] as? Double == 1)
+            #expect(done["bytesDone"] as? Int == 3 << 20)
+            #expect(done["bytesTotal"] as? Int == 3 << 20)
+            #expect(done["completedAt"] is String)
+            #expect(FileManager.default.fileExists(atPath: service.data + "/documents/3M"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: service.data + "/cache").isEmpty)
+            // The finished file is served by the origin at /files/PATH.
+            let file = try await service.request(.GET, "/files/3M", headers: ["Range": "bytes=0-9"])
+            #expect(file.status == 206)
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"url": "ftp://example.com/x"}"#, 400, "unsupported_scheme"),
+        (#"{"url": "file:///etc/passwd"}"#, 400, "unsupported_scheme"),
+        (#"{"url": "/relative/path"}"#, 400, "invalid_url"),
+        (#"{"url": "http://"}"#, 400, "invalid_url"),
+        (#"{"url": "http://exa mple.com/"}"#, 400, "invalid_url"),
+        (#"{}"#, 400, "invalid_url"),
+        (#"{"url": 5}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "filename": "../etc/passwd"}"#, 400, "invalid_filename"),
+        (#"{"url": "http://x/a", "filename": "a/b"}"#, 400, "invalid_filename"),
+        (#"{"url": "http://x/a", "filename": ".."}"#, 400, "invalid_filename"),
+        (#"{"url": "http://x/a", "filename": "a\u0000b"}"#, 400, "invalid_filename"),
+        (#"{"url": "http://x/a", "connections": 0}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "connections": 17}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "connections": "4"}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "sha256": "abc"}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "priority": 1.5}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "paused": "yes"}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "headers": {"Range": "bytes=0-1"}}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "headers": {"X-A": "line\nbreak"}}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "headers": ["a"]}"#, 400, "invalid_field"),
+        (#"{"url": "#, 400, "invalid_json"),
+        (#"[1, 2]"#, 400, "invalid_json"),
+        (#""just a string""#, 400, "invalid_json"),
+        ("", 400, "invalid_json"),
+    ])
+    func badInputIsRefusedAndChangesNothing(body: String, status: Int, code: String) async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let reply = try await service.request(.POST, "/jobs", json: body)
+            #expect(reply.status == status)
+            #expect(reply.errorCode == code)
+            let message = ((try reply.json())["error"] as? [String: Any])?["message"] as? String
+            #expect(message?.isEmpty == false)
+            let jobs = try await service.request(.GET, "/jobs").json()["jobs"] as? [Any]
+            #expect(jobs?.isEmpty == true)
+        }
+    }
+
+    @Test func oversizedAndNonJSONBodies() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let big = #"{"url": "http://x/a", "filename": ""# + String(repeating: "a", count: 70_000) + #""}"#
+            let tooLarge = try await service.request(.POST, "/jobs", json: big)
+            #expect(tooLarge.status == 413)
+            #expect(tooLarge.errorCode == "payload_too_large")
+            let text = try await service.request(.POST, "/jobs", json: #"{"url":"http://x/a"}"#, contentType: "text/plain")
+            #expect(text.status == 415)
+            let none = try await service.request(.POST, "/jobs", json: #"{"url":"http://x/a"}"#, contentType: nil)
+            #expect(none.status == 415)
+            let charset = try await service.request(
+                .POST, "/jobs", json: #"{"url":"http://x/a","paused":true}"#, contentType: "application/json; charset=utf-8"
+            )
+            #expect(charset.status == 201)
+        }
+    }
+
+    @Test func unknownJobsAndRoutes() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            for (method, path) in [(HTTPMethod.GET, "/jobs/nope"), (.POST, "/jobs/nope/pause"), (.POST, "/jobs/nope/resume"), (.DELETE, "/jobs/nope"), (.GET, "/jobs/nope/events"), (.GET, "/nothing/here")] {
+                let reply = try await service.request(method, path)
+                #expect(reply.status == 404, "\(method) \(path)")
+                #expect(reply.errorCode == "not_found")
+            }
+        }
+    }
+
+    @Test func wrongMethodsGet405WithAllow() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let cases: [(HTTPMethod, String, String)] = [
+                (.PUT, "/jobs", "GET, POST, HEAD"), (.DELETE, "/jobs", "GET, POST, HEAD"), (.POST, "/jobs/x", "GET, DELETE, HEAD"),
+                (.GET, "/jobs/x/pause", "POST"), (.DELETE, "/jobs/x/resume", "POST"), (.POST, "/events", "GET, HEAD"),
+            ]
+            for (method, path, allow) in cases {
+                let reply = try await service.request(method, path)
+                #expect(reply.status == 405, "\(method) \(path)")
+                #expect(reply.headers.first(name: "Allow") == allow)
+                #expect(reply.errorCode == "method_not_allowed")
+            }
+        }
+    }
+
+    @Test func pauseAndResumeAreIdempotentAndCompletedJobsRefuse() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let slow = try await service.create(["url": service.testdata("/testdata/32M?rate=4M"), "paused": true])
+            let id = slow["id"] as! String
+            #expect(slow["state"] as? String == "paused")
+            #expect(try await service.request(.POST, "/jobs/\(id)/pause").json()["state"] as? String == "paused")
+            let resumed = try await service.request(.POST, "/jobs/\(id)/resume")
+            #expect(resumed.status == 200)
+            #expect(["queued", "running"].contains(try resumed.json()["state"] as? String))
+            let again = try await service.request(.POST, "/jobs/\(id)/resume")
+            #expect(["queued", "running"].contains(try again.json()["state"] as? String))
+            try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
+            let paused = try await service.request(.POST, "/jobs/\(id)/pause")
+            #expect(try paused.json()["state"] as? String == "paused")
+            #expect(try await service.request(.POST, "/jobs/\(id)/pause").json()["state"] as? String == "paused")
+            // Paused means paused: the bytes stop moving.
+            let bytes = try await service.job(id)["bytesDone"] as? Int
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(try await service.job(id)["bytesDone"] as? Int == bytes)
+
+            let small = try await service.create(["url": service.testdata("/testdata/10K")])
+            let smallID = small["id"] as! String
+            try await service.waitFor(smallID) { $0["state"] as? String == "completed" }
+            for action in ["pause", "resume"] {
+                let reply = try await service.request(.POST, "/jobs/\(smallID)/\(action)")
+                #expect(reply.status == 409)
+                #expect(reply.errorCode == "invalid_transition")
+            }
+        }
+    }
+
+    @Test func failedJobsSayWhyAndCanBeRetried() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let job = try await service.create(["url": service.testdata("/files/not-there.iso")])
+            let id = job["id"] as! String
+            let failed = try await service.waitFor(id) { $0["state"] as? String == "failed" }
+            let error = try #require(failed["error"] as? [String: Any])
+            #expect(error["code"] as? String == "http_status")
+            #expect((error["message"] as? String)?.contains("404") == true)
+            let retried = try await service.request(.POST, "/jobs/\(id)/resume").json()
+            #expect(["queued", "running", "failed"].contains(retried["state"] as? String))
+            try await service.waitFor(id) { $0["state"] as? String == "failed" }
+
+            let mismatch = try await service.create(["url": service.testdata("/testdata/10K"), "sha256": String(repeating: "a", count: 64)])
+            let bad = try await service.waitFor(mismatch["id"] as! String) { $0["state"] as? String == "failed" }
+            #expect((bad["error"] as? [String: Any])?["code"] as? String == "checksum_mismatch")
+        }
+    }
+
+    @Test func deleteStopsRemovesPartialsAndOptionallyTheFile() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let running = try await service.create(["url": service.testdata("/testdata/64M?rate=4M")])
+            let id = running["id"] as! String
+            try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
+            #expect(FileManager.default.fileExists(atPath: service.data + "/cache/\(id).part"))
+            #expect(try await service.request(.DELETE, "/jobs/\(id)").status == 204)
+            #expect(try await service.request(.GET, "/jobs/\(id)").status == 404)
+            #expect(!FileManager.default.fileExists(atPath: service.data + "/cache/\(id).part"))
+            #expect(try await service.request(.DELETE, "/jobs/\(id)").status == 404)
+
+            let kept = try await service.create(["url": service.testdata("/testdata/10K"), "filename": "kept.bin"])
+            try await service.waitFor(kept["id"] as! String) { $0["state"] as? String == "completed" }
+            #expect(try await service.request(.DELETE, "/jobs/\(kept["id"] as! String)").status == 204)
+            #expect(FileManager.default.fileExists(atPath: service.data + "/documents/kept.bin"))
+
+            let gone = try await service.create(["url": service.testdata("/testdata/10K"), "filename": "gone.bin"])
+            try await service.waitFor(gone["id"] as! String) { $0["state"] as? String == "completed" }
+            #expect(try await service.request(.DELETE, "/jobs/\(gone["id"] as! String)?deleteFile=maybe").status == 400)
+            #expect(try await service.request(.DELETE, "/jobs/\(gone["id"] as! String)?deleteFile=true").status == 204)
+            #expect(!FileManager.default.fileExists(atPath: service.data + "/documents/gone.bin"))
+        }
+    }
+
+    @Test func namesAreTakenFromTheResponseAndNeverOverwrite() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let first = try await service.create(["url": service.testdata("/testdata/1K")])
+            let second = try await service.create(["url": service.testdata("/testdata/1K?seed=1")])
+            let a = try await service.waitFor(first["id"] as! String) { $0["state"] as? String == "completed" }
+            let b = try await service.waitFor(second["id"] as! String) { $0["state"] as? String == "completed" }
+            #expect(Set([a["path"] as? String, b["path"] as? String]) == Set(["1K", "1K (1)"]))
+        }
+    }
+
+    @Test func listingFiltersAndPagesNewestFirst() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            var ids: [String] = []
+            for index in 0..<5 {
+                ids.append(try await service.create(["url": service.testdata("/testdata/1K?seed=\(index)"), "paused": true])["id"] as! String)
+            }
+            let done = try await service.create(["url": service.testdata("/testdata/1K")])["id"] as! String
+            try await service.waitFor(done) { $0["state"] as? String == "completed" }
+
+            let all = try await service.request(.GET, "/jobs").json()["jobs"] as! [[String: Any]]
+            #expect(all.map { $0["id"] as! String } == [done] + ids.reversed())
+            let paused = try await service.request(.GET, "/jobs?state=paused").json()["jobs"] as! [[String: Any]]
+            #expect(paused.count == 5)
+            let both = try await service.request(.GET, "/jobs?state=paused,completed").json()["jobs"] as! [[String: Any]]
+            #expect(both.count == 6)
+            let page1 = try await service.request(.GET, "/jobs?limit=2").json()["jobs"] as! [[String: Any]]
+            #expect(page1.map { $0["id"] as! String } == [done, ids[4]])
+            let page2 = try await service.request(.GET, "/jobs?limit=2&after=\(ids[4])").json()["jobs"] as! [[String: Any]]
+            #expect(page2.map { $0["id"] as! String } == [ids[3], ids[2]])
+            for bad in ["/jobs?state=sleeping", "/jobs?limit=0", "/jobs?limit=abc", "/jobs?after=nope"] {
+                let reply = try await service.request(.GET, bad)
+                #expect(reply.status == 400, "\(bad)")
+                #expect(reply.errorCode == "invalid_field")
+            }
+        }
+    }
+
+    @Test func maxActiveAndPriorityDecideWhatRuns() async throws {
+        try await ServiceHarness.with(maxActive: 1) { (service: ServiceHarness) async throws in
+            let first = try await service.create(["url": service.testdata("/testdata/64M?rate=2M")])["id"] as! String
+            try await service.waitFor(first) { $0["state"] as? String == "running" }
+            let low = try await service.create(["url": service.testdata("/testdata/64M?rate=2M&seed=1")])["id"] as! String
+            let high = try await service.create(["url": service.testdata("/testdata/64M?rate=2M&seed=2"), "priority": 5])["id"] as! String
+            #expect(try await service.job(low)["state"] as? String == "queued")
+            #expect(try await service.job(high)["state"] as? String == "queued")
+            _ = try await service.request(.POST, "/jobs/\(first)/pause")
+            try await service.waitFor(high) { $0["state"] as? String == "running" }
+            #expect(try await service.job(low)["state"] as? String == "queued")
+            let running = try await service.request(.GET, "/jobs?state=running").json()["jobs"] as! [[String: Any]]
+            #expect(running.count == 1)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import AsyncHTTPClient
+import Crypto
+import DownloadEngine
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import SluiceAPI
+import SluiceCore
+import SluiceTestSupport
+
+/// The whole service running in-process on 127.0.0.1:0 with a real SQLite file in a
+/// temporary data directory, plus a client to talk to it.
+struct ServiceHarness: Sendable {
+    let base: String
+    let data: String
+    let client: HTTPClient
+    let token: String?
+
+    struct Reply: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: Data
+
+        func json() throws -> [String: Any] {
+            guard let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+                throw RawHTTPClient.Failure(description: "not a JSON object: \(String(decoding: body, as: UTF8.self))")
+            }
+            return object
+        }
+
+        var errorCode: String? { ((try? json())?["error"] as? [String: Any])?["code"] as? String }
+    }
+
+    /// Runs the service for the duration of `body`. `dataDirectory` lets a test start a
+    /// second service on the data of a first.
+    static func with(
+        token: String? = nil, maxActive: Int = 3, dataDirectory: String? = nil,
+        _ body: @Sendable (ServiceHarness) async throws -> Void
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            let data = dataDirectory ?? directory.path + "/data"
+            var configuration = ServiceConfiguration(
+                host: "127.0.0.1", port: 0, dataDirectory: data, maxActive: maxActive, token: token,
+                retry: RetryPolicy(base: 0.02, maximum: 0.1), stallTimeout: 5
+            )
+            configuration.originRoot = data + "/documents"
+            var logger = Logger(label: "test-service")
+            logger.logLevel = .critical
+            let (urls, continuation) = AsyncStream.makeStream(of: String.self)
+            let service = try buildService(configuration: configuration, logger: logger) { url in
+                continuation.yield(url)
+                continuation.finish()
+            }
+            let group = ServiceGroup(configuration: .init(services: service.services, logger: logger))
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                var iterator = urls.makeAsyncIterator()
+                guard let base = await iterator.next() else { throw CancellationError() }
+                do {
+                    try await body(ServiceHarness(base: base, data: data, client: client, token: token))
+                } catch {
+                    await group.triggerGracefulShutdown()
+                    try? await client.shutdown()
+                    throw error
+                }
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+                try await client.shutdown()
+            }
+        }
+    }
+
+    func request(
+        _ method: HTTPMethod, _ path: String, json: String? = nil, contentType: String? = "application/json",
+        headers: [String: String] = [:], authorized: Bool = true
+    ) async throws -> Reply {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        if authorized, let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let json {
+            if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
+            request.body = .bytes(ByteBuffer(string: json))
+        }
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 16 << 20)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: Data(body.readableBytesView))
+    }
+
+    /// Creates a job and returns its JSON.
+    func create(_ fields: [String: Any]) async throws -> [String: Any] {
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: fields), as: UTF8.self)
+        let reply = try await request(.POST, "/jobs", json: body)
+        guard reply.status == 201 else {
+            throw RawHTTPClient.Failure(description: "create answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        return try reply.json()
+    }
+
+    func job(_ id: String) async throws -> [String: Any] {
+        try await request(.GET, "/jobs/\(id)").json()
+    }
+
+    /// Polls the job until `condition` holds, failing after the deadline.
+    @discardableResult
+    func waitFor(
+        _ id: String, timeout: Duration = .seconds(30), _ condition: @Sendable ([String: Any]) -> Bool
+    ) async throws -> [String: Any] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let job = try await job(id)
+            if condition(job) { return job }
+            guard ContinuousClock.now < deadline else {
+                throw RawHTTPClient.Failure(description: "job \(id) never reached the condition: \(job)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func testdata(_ path: String) -> String { base + path }
+
+    static func expectedSHA256(size: Int64, seed: UInt64 = 0) -> String {
+        var hasher = SHA256()
+        var offset: Int64 = 0
+        while offset < size {
+            let count = min(1 << 20, size - offset)
+            hasher.update(data: TestDataContent(seed: seed).bytes(offset..<(offset + count)))
+            offset += count
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}
