@@ -115,6 +115,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "JobStoreTests",
+            dependencies: ["JobStore", "DownloadEngine", "SluiceCore", "SluiceTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "SluiceCLITests",
             dependencies: ["SluiceTestSupport", "SluiceCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings

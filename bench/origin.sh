@@ -93,13 +93,13 @@ free_port() {
   die "no free port in 18080-18180"
 }
 
-# CPU ticks (utime + stime) of a process and all its descendants (nginx workers).
+# CPU ticks (utime + stime) of a process and all its descendants (nginx workers). The
+# stat files are read with cat so that processes exiting meanwhile are just skipped.
 cpu_ticks() {
   local root=$1
-  awk -v root="$root" '
-    FNR == 1 {
-      line = $0; sub(/^[0-9]+ \(.*\) /, "", line); split(line, f, " ")
-      pid = FILENAME; sub(/^\/proc\//, "", pid); sub(/\/stat$/, "", pid)
+  { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v root="$root" '
+    {
+      pid = $1; line = $0; sub(/^[0-9]+ \(.*\) /, "", line); split(line, f, " ")
       parent[pid] = f[2]; ticks[pid] = f[12] + f[13]
     }
     END {
@@ -109,7 +109,7 @@ cpu_ticks() {
         if (p == root) total += ticks[pid]
       }
       print total + 0
-    }' /proc/[0-9]*/stat 2>/dev/null
+    }'
 }
 
 # Percentage of all cores busy over 2 s.
@@ -155,6 +155,18 @@ wait_for_quiet() {
   log "WARNING: the machine did not become idle within ${QUIET_WAIT:-600}s (last: ${busy}% busy)"
 }
 
+# Fails (with the server's exit status and log tail) when a server died under load.
+check_alive() {
+  local name=$1 pid=$2 status=0
+  kill -0 "$pid" 2>/dev/null && return 0
+  wait "$pid" || status=$?
+  log "$name (pid $pid) died with exit status $status; last lines of its log:"
+  if [[ $name == sluice ]]; then tail -n 30 "$TMP/sluice.err" "$TMP/sluice.out" >&2 || true
+  else tail -n 30 "$TMP/nginx/error.log" >&2 || true; fi
+  if [[ $name == sluice ]]; then SLUICE_PID=; else NGINX_PID=; fi
+  die "$name died during the benchmark"
+}
+
 wait_for_port() {
   local port=$1 i
   for i in $(seq 1 100); do
@@ -193,6 +205,7 @@ run_wrk() {
   wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$LUA" "$url" -- "$FILE_BYTES" >"$out"
   phase_end "$pid"
   WRK_OTHER_PCT=$OTHER_PCT
+  check_alive "$name" "$pid"
   sed "s/^/[wrk $name] /" "$out" >&2
   if grep -q 'Non-2xx or 3xx responses' "$out"; then
     die "$name: wrk saw non-2xx answers ($(grep 'Non-2xx' "$out"))"
@@ -213,6 +226,7 @@ run_wrk() {
     || die "$name: $per bytes per answer (expected $RANGE_BYTES plus headers)"
   WRK_SOCKET_ERRORS=$((connect + read + write + timeouts))
   ((WRK_SOCKET_ERRORS == 0)) || log "WARNING $name: $WRK_SOCKET_ERRORS socket errors/timeouts during wrk"
+  ((WRK_SOCKET_ERRORS * 100 <= requests)) || die "$name: $WRK_SOCKET_ERRORS socket errors for $requests requests"
   REQS=$(awk -v r="$requests" -v d="$duration_us" 'BEGIN { printf "%.0f", r / (d / 1e6) }')
   P99_MS=$(awk -v u="$p99" 'BEGIN { printf "%.2f", u / 1000 }')
   P50_MS=$(awk -v u="$p50" 'BEGIN { printf "%.2f", u / 1000 }')
@@ -225,7 +239,8 @@ run_curl() {
   local name=$1 url=$2 pid=$3 i out code size speed total speeds=()
   phase_begin "$pid"
   for ((i = 1; i <= CURL_RUNS; i++)); do
-    out=$(curl -s -o /dev/null -w '%{http_code} %{size_download} %{speed_download} %{time_total}' "$url")
+    out=$(curl -s -o /dev/null -w '%{http_code} %{size_download} %{speed_download} %{time_total}' "$url") \
+      || { check_alive "$name" "$pid"; die "$name: curl failed on $url"; }
     read -r code size speed total <<<"$out"
     [[ $code == 200 && $size == "$FILE_BYTES" ]] || die "$name: whole-file GET gave $code with $size bytes"
     log "$name: curl run $i: $(awk -v s="$speed" 'BEGIN { printf "%.0f", s / 1e6 }') MB/s, ${total}s"

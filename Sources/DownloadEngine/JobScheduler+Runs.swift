@@ -35,7 +35,7 @@ extension JobScheduler {
             } catch {
                 outcome = .failure(error)
             }
-            await self.finished(id: id, generation: current, outcome)
+            self.finished(id: id, generation: current, outcome)
         }
         running[id] = Run(task: task, generation: current)
     }
@@ -52,16 +52,22 @@ extension JobScheduler {
         if let name = progress.fileName { job.filename = name }
         job.updatedAt = Date()
         jobs[id] = job
+        // At most one progress event per job every 250 ms (CONTRACT §3), whatever the engine's pace.
+        let now = ContinuousClock.now
+        if let last = lastProgressEvent[id], now - last < .milliseconds(240) { return }
+        lastProgressEvent[id] = now
         events.publish(.job(job))
     }
 
     func finished(id: String, generation: Int, _ outcome: Result<DownloadResult, any Error>) {
         guard running[id]?.generation == generation else { return }
         running[id] = nil
+        lastProgressEvent[id] = nil
         guard var job = jobs[id] else { return }
         var lifecycle = JobLifecycle(state: job.state)
         switch outcome {
         case .success(let result):
+            if result.bytes > job.bytesDone { bytesDownloaded.increment(by: result.bytes - job.bytesDone) }
             _ = lifecycle.downloadFinished()
             job.state = lifecycle.state
             let documents = configuration.documentsDirectory + "/"

@@ -52,6 +52,7 @@ public actor JobScheduler {
     var stopping: [String: Task<Void, Never>] = [:]
     var generation = 0
     var isShuttingDown = false
+    var lastProgressEvent: [String: ContinuousClock.Instant] = [:]
 
     public init(
         configuration: Configuration, repository: any JobRepository, client: HTTPClient,

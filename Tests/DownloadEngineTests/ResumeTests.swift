@@ -109,3 +109,27 @@ import Testing
         }
     }
 }
+
+@Suite struct DiskFullEngineTests {
+    @Test(.enabled(if: SmallFileSystem.available, "mounting a tmpfs is not permitted here"))
+    func aWriteThatHitsAFullDiskKeepsWhatIsOnDiskAndItsCheckpoint() async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            let small = harness.directory.path + "/small"
+            try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+            #expect(SmallFileSystem.mount(small, megabytes: 2))
+            defer { SmallFileSystem.unmount(small) }
+            let store = JSONFileCheckpointStore(path: harness.cache + "/full.json")
+            let download = Download(
+                url: harness.url("/testdata/4M"),
+                target: DownloadTarget(partialPath: small + "/full.part", destination: .directory(harness.documents)),
+                options: DownloadOptions(connections: 1, retry: EngineHarness.quickRetry, preallocate: false),
+                client: harness.client, checkpoints: store
+            )
+            let error = await #expect(throws: SluiceError.self) { try await download.run() }
+            #expect(error?.code == .noSpace)
+            let checkpoint = try #require(try await store.load())
+            #expect(checkpoint.writtenBytes > 0)
+            #expect(checkpoint.writtenBytes <= 2 << 20)
+        }
+    }
+}

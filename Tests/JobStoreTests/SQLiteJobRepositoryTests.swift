@@ -1,0 +1,69 @@
+import DownloadEngine
+import Foundation
+import JobStore
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+@Suite struct SQLiteJobRepositoryTests {
+    static func job(_ id: String, state: JobState = .queued) -> JobSnapshot {
+        var job = JobSnapshot(
+            id: id, url: "https://example.com/\(id).iso", state: state, connections: 4, priority: 2,
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000), requestedFilename: "\(id).iso",
+            expectedSHA256: String(repeating: "a", count: 64), headers: ["Cookie": "a=b"]
+        )
+        job.bytesTotal = 1000
+        return job
+    }
+
+    @Test func jobsSurviveReopeningTheFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.path + "/jobs.sqlite"
+            do {
+                let repository = try SQLiteJobRepository(path: path)
+                try repository.insert(Self.job("a"))
+                try repository.insert(Self.job("b"))
+                var failed = Self.job("b", state: .failed)
+                failed.error = .init(code: "network", message: "reset")
+                try repository.update(failed)
+                try repository.insert(Self.job("c"))
+                try repository.delete(id: "c")
+            }
+            let reopened = try SQLiteJobRepository(path: path)
+            let jobs = try reopened.allJobs()
+            #expect(jobs.map(\.id) == ["a", "b"])
+            #expect(jobs[0] == Self.job("a"))
+            #expect(jobs[1].state == .failed)
+            #expect(jobs[1].error == .init(code: "network", message: "reset"))
+            #expect(jobs[1].headers == ["Cookie": "a=b"])
+        }
+    }
+
+    @Test func checkpointsRoundTripAndCarryTheBytesOnDisk() async throws {
+        try await withTemporaryDirectory { directory in
+            let repository = try SQLiteJobRepository(path: directory.path + "/jobs.sqlite")
+            try repository.insert(Self.job("a"))
+            let store = JobCheckpointStore(repository: repository, id: "a")
+            #expect(try await store.load() == nil)
+            let checkpoint = DownloadCheckpoint(
+                url: "https://example.com/a.iso", validators: Validators(etag: EntityTag("x"), lastModified: 5),
+                totalBytes: 1000, acceptsRanges: true, written: [0..<100, 500..<700], fileName: "a.iso"
+            )
+            try await store.save(checkpoint)
+            #expect(try await store.load() == checkpoint)
+            #expect(try repository.allJobs()[0].bytesDone == 300)
+            try await store.remove()
+            #expect(try await store.load() == nil)
+        }
+    }
+
+    @Test func usesWriteAheadLogging() async throws {
+        try await withTemporaryDirectory { directory in
+            let repository = try SQLiteJobRepository(path: directory.path + "/jobs.sqlite")
+            try repository.insert(Self.job("a"))
+            withExtendedLifetime(repository) {
+                #expect(FileManager.default.fileExists(atPath: directory.path + "/jobs.sqlite-wal"))
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import SluiceTestSupport
+import Testing
+
+/// Reads Server-Sent Events from a live stream.
+struct EventReader {
+    var iterator: HTTPClientResponse.Body.AsyncIterator
+    var buffer = ""
+
+    init(_ response: HTTPClientResponse) {
+        iterator = response.body.makeAsyncIterator()
+    }
+
+    /// The next event: its type and data.
+    mutating func next() async throws -> (event: String, data: [String: Any])? {
+        while true {
+            if let range = buffer.range(of: "\n\n") {
+                let frame = buffer[..<range.lowerBound]
+                buffer.removeSubrange(..<range.upperBound)
+                var event = "message"
+                var data = ""
+                for line in frame.split(separator: "\n") {
+                    if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
+                    if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+                }
+                guard !data.isEmpty else { continue }
+                let object = try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] ?? [:]
+                return (event, object)
+            }
+            guard let chunk = try await iterator.next() else { return nil }
+            buffer += String(buffer: chunk)
+        }
+    }
+
+    /// Reads events until one satisfies `condition`.
+    mutating func until(_ condition: (String, [String: Any]) -> Bool) async throws -> (event: String, data: [String: Any]) {
+        while let event = try await next() {
+            if condition(event.event, event.data) { return event }
+        }
+        throw RawHTTPClient.Failure(description: "stream ended")
+    }
+}
+
+extension ServiceHarness {
+    func events(_ path: String, query: String = "", authorized: Bool = true) async throws -> HTTPClientResponse {
+        var request = HTTPClientRequest(url: base + path + query)
+        if authorized, let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        return try await client.execute(request, timeout: .seconds(30))
+    }
+}
+
+@Suite struct EventsTests {
+    @Test func snapshotOnConnectThenChangesProgressAndRemoval() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let existing = try await service.create(["url": service.testdata("/testdata/1K"), "paused": true])["id"] as! String
+            let response = try await service.events("/events")
+            #expect(response.status == .ok)
+            #expect(response.headers.first(name: "Content-Type") == "text/event-stream")
+            var reader = EventReader(response)
+            let first = try #require(try await reader.next())
+            #expect(first.event == "job")
+            #expect(first.data["id"] as? String == existing)
+
+            let id = try await service.create(["url": service.testdata("/testdata/4M?rate=1M"), "connections": 2])["id"] as! String
+            let clock = ContinuousClock()
+            let start = clock.now
+            var progressTimes: [ContinuousClock.Instant] = []
+            var lastBytes = 0
+            _ = try await reader.until { event, data in
+                guard event == "job", data["id"] as? String == id else { return false }
+                let bytes = data["bytesDone"] as? Int ?? 0
+                #expect(bytes >= lastBytes, "bytesDone went back")
+                if bytes > lastBytes, data["state"] as? String == "running" { progressTimes.append(clock.now) }
+                lastBytes = bytes
+                return data["state"] as? String == "completed"
+            }
+            // About 2 s of transfer: several progress events, but at most one per 250 ms.
+            let elapsed = (clock.now - start) / .milliseconds(250)
+            #expect(progressTimes.count >= 3)
+            #expect(Double(progressTimes.count) <= elapsed + 2)
+            _ = try await service.request(.DELETE, "/jobs/\(existing)")
+            let removed = try await reader.until { event, _ in event == "removed" }
+            #expect(removed.data["id"] as? String == existing)
+        }
+    }
+
+    @Test func oneJobsStream() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let other = try await service.create(["url": service.testdata("/testdata/1K"), "paused": true])["id"] as! String
+            let id = try await service.create(["url": service.testdata("/testdata/1K?seed=3"), "paused": true])["id"] as! String
+            var reader = EventReader(try await service.events("/jobs/\(id)/events"))
+            #expect(try await reader.next()?.data["id"] as? String == id)
+            _ = try await service.request(.POST, "/jobs/\(other)/resume")
+            _ = try await service.request(.POST, "/jobs/\(id)/resume")
+            let done = try await reader.until { _, data in data["state"] as? String == "completed" }
+            #expect(done.data["id"] as? String == id)
+            _ = try await service.request(.DELETE, "/jobs/\(id)")
+            let removed = try await reader.until { event, _ in event == "removed" }
+            #expect(removed.data["id"] as? String == id)
+            // The stream of a removed job ends.
+            #expect(try await reader.next() == nil)
+        }
+    }
+}
+
+@Suite struct AuthTests {
+    @Test func everyProtectedRouteNeedsTheToken() async throws {
+        try await ServiceHarness.with(token: "s3cret") { (service: ServiceHarness) async throws in
+            for (method, path) in [(HTTPMethod.GET, "/jobs"), (.POST, "/jobs"), (.GET, "/jobs/x"), (.DELETE, "/jobs/x"), (.GET, "/events"), (.GET, "/metrics"), (.GET, "/files/x")] {
+                let reply = try await service.request(method, path, json: #"{"url":"http://x/a"}"#, authorized: false)
+                #expect(reply.status == 401, "\(method) \(path)")
+                #expect(reply.headers.first(name: "WWW-Authenticate") == "Bearer")
+                #expect(reply.errorCode == "unauthorized")
+                let wrong = try await service.request(method, path, headers: ["Authorization": "Bearer s3cres"], authorized: false)
+                #expect(wrong.status == 401)
+            }
+            // Nothing happened: no job was created by the refused POST.
+            #expect((try await service.request(.GET, "/jobs").json()["jobs"] as? [Any])?.isEmpty == true)
+            #expect(try await service.request(.GET, "/healthz", authorized: false).status == 200)
+            #expect(try await service.request(.GET, "/testdata/10", authorized: false).status == 200)
+            #expect(try await service.request(.GET, "/jobs").status == 200)
+        }
+    }
+
+    @Test func eventStreamsAcceptAQueryToken() async throws {
+        try await ServiceHarness.with(token: "s3cret") { (service: ServiceHarness) async throws in
+            let ok = try await service.events("/events", query: "?access_token=s3cret", authorized: false)
+            #expect(ok.status == .ok)
+            let bad = try await service.events("/events", query: "?access_token=nope", authorized: false)
+            #expect(bad.status == .unauthorized)
+            let notForJobs = try await service.request(.GET, "/jobs?access_token=s3cret", authorized: false)
+            #expect(notForJobs.status == 401)
+        }
+    }
+}
+
+@Suite struct MetricsTests {
+    @Test func reportsJobsBytesAndRequestDurations() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let id = try await service.create(["url": service.testdata("/testdata/2M")])["id"] as! String
+            try await service.waitFor(id) { $0["state"] as? String == "completed" }
+            let reply = try await service.request(.GET, "/metrics")
+            #expect(reply.status == 200)
+            let text = String(decoding: reply.body, as: UTF8.self)
+            #expect(text.contains(#"sluice_jobs{state="completed"} 1"#))
+            #expect(text.contains("sluice_downloaded_bytes_total 2097152"))
+            let served = text.split(separator: "\n").first { $0.hasPrefix("sluice_origin_bytes_served_total ") }
+            #expect((served?.split(separator: " ").last).flatMap { Int($0) }.map { $0 >= 2_097_152 } == true)
+            #expect(text.contains(#"sluice_http_request_duration_seconds_count{method="POST",route="/jobs",status="201"} 1"#))
+        }
+    }
+}
