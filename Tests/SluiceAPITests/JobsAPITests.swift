@@ -245,4 +245,17 @@ import Testing
             #expect(running.count == 1)
         }
     }
+
+    @Test func limitRateCapsAllJobsTogether() async throws {
+        try await ServiceHarness.with(limitRate: 2 << 20) { (service: ServiceHarness) async throws in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let a = try await service.create(["url": service.testdata("/testdata/2M")])["id"] as! String
+            let b = try await service.create(["url": service.testdata("/testdata/2M?seed=1")])["id"] as! String
+            try await service.waitFor(a) { $0["state"] as? String == "completed" }
+            try await service.waitFor(b) { $0["state"] as? String == "completed" }
+            // 4 MiB at 2 MiB/s with a 0.2 MiB burst: at least 1.8 s.
+            #expect(clock.now - start >= .seconds(1.8))
+        }
+    }
 }

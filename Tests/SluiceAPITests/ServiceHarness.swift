@@ -36,13 +36,13 @@ struct ServiceHarness: Sendable {
     /// Runs the service for the duration of `body`. `dataDirectory` lets a test start a
     /// second service on the data of a first.
     static func with(
-        token: String? = nil, maxActive: Int = 3, dataDirectory: String? = nil,
+        token: String? = nil, maxActive: Int = 3, dataDirectory: String? = nil, limitRate: Int64? = nil,
         _ body: @Sendable (ServiceHarness) async throws -> Void
     ) async throws {
         try await withTemporaryDirectory { directory in
             let data = dataDirectory ?? directory.path + "/data"
             var configuration = ServiceConfiguration(
-                host: "127.0.0.1", port: 0, dataDirectory: data, maxActive: maxActive, token: token,
+                host: "127.0.0.1", port: 0, dataDirectory: data, maxActive: maxActive, token: token, limitRate: limitRate,
                 retry: RetryPolicy(base: 0.02, maximum: 0.1), stallTimeout: 5
             )
             configuration.originRoot = data + "/documents"

@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SluiceTestSupport
+import Testing
+
+@Suite struct ServeCommandTests {
+    @Test func refusesANonLoopbackAddressWithoutAToken() async throws {
+        try await withTemporaryDirectory { directory in
+            let run = try ChildProcess(arguments: ["serve", "--host", "0.0.0.0", "--port", "0", "--data", directory.path])
+            let (status, _, stderr) = try await run.finish(timeout: .seconds(10))
+            #expect(status != 0)
+            #expect(stderr.contains("token"))
+            #expect(stderr.contains("--insecure-no-auth"))
+        }
+    }
+
+    @Test func runsFromEnvironmentAloneAnswersHealthchecksAndStopsOnSIGTERM() async throws {
+        try await withTemporaryDirectory { directory in
+            let run = try ChildProcess(
+                arguments: ["serve"],
+                environment: [
+                    "SLUICE_HOST": "127.0.0.1", "SLUICE_PORT": "0", "SLUICE_DATA": directory.path + "/data",
+                    "SLUICE_TOKEN": "t0ken", "SLUICE_MAX_ACTIVE": "2",
+                ]
+            )
+            let line = try await run.waitForLine(containing: "listening on http://127.0.0.1:")
+            let url = String(line[line.range(of: "http://")!.lowerBound...])
+            let port = Int(url.split(separator: ":").last!)!
+            let health = try ChildProcess(arguments: ["healthcheck", "--url", url])
+            #expect(try await health.finish().status == 0)
+            // The token from the environment is in force.
+            #expect(try await RawHTTPClient.request(port: port, path: "/jobs").status == 401)
+            #expect(try await RawHTTPClient.request(port: port, path: "/jobs", headers: ["Authorization": "Bearer t0ken"]).status == 200)
+            #expect(FileManager.default.fileExists(atPath: directory.path + "/data/sluice.sqlite"))
+            let start = ContinuousClock.now
+            run.signal(SIGTERM)
+            let (status, _, _) = try await run.finish(timeout: .seconds(10))
+            #expect(status == 0)
+            #expect(ContinuousClock.now - start < .seconds(5))
+            let after = try ChildProcess(arguments: ["healthcheck", "--url", url])
+            #expect(try await after.finish().status == 1)
+        }
+    }
+
+    @Test func badConfigurationIsAClearError() async throws {
+        for environment in [["SLUICE_PORT": "eighty"], ["SLUICE_MAX_ACTIVE": "0"], ["SLUICE_LIMIT_RATE": "fast"]] {
+            let run = try ChildProcess(arguments: ["serve", "--data", NSTemporaryDirectory() + "unused"], environment: environment)
+            let (status, _, stderr) = try await run.finish(timeout: .seconds(10))
+            #expect(status != 0)
+            #expect(stderr.contains(environment.keys.first!) || stderr.contains("--"), "\(stderr)")
+        }
+    }
+}
