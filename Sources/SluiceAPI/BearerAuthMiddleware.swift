@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import SluiceCore
@@ -12,8 +13,9 @@ struct BearerAuthMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         guard Self.isProtected(path) else { return try await next(request, context) }
-        if let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-            constantTimeEquals(String(header.dropFirst("Bearer ".count)), token)
+        // The scheme name is case-insensitive (RFC 9110 §11.1).
+        if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
+            constantTimeEquals(header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces), token)
         {
             return try await next(request, context)
         }

@@ -71,7 +71,7 @@ func buildRouter(
     configuration: ServiceConfiguration, scheduler: JobScheduler, registry: PrometheusCollectorRegistry,
     metrics: PrometheusMetricsFactory
 ) throws -> Router<SluiceRequestContext> {
-    let router = Router(context: SluiceRequestContext.self)
+    let router = Router(context: SluiceRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestMetricsMiddleware(factory: metrics))
     if let token = configuration.token {
         router.add(middleware: BearerAuthMiddleware(token: token))
@@ -83,12 +83,25 @@ func buildRouter(
             body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#))
         )
     }
+    router.allowOnly([.get], at: "/healthz")
+    for path in ["/files/**", "/testdata/:size"] {
+        router.allowOnly([.get], at: RouterPath(stringLiteral: path))
+    }
     JobsController(scheduler: scheduler).addRoutes(to: router)
     EventsController(scheduler: scheduler).addRoutes(to: router)
     MetricsController(registry: registry, factory: metrics, scheduler: scheduler).addRoutes(to: router)
     try RangeOrigin(root: configuration.originRoot, metrics: metrics).addRoutes(to: router)
-    // Last, so that it applies only to paths no route matched: the dashboard and openapi.yaml.
     if let publicDirectory = configuration.publicDirectory {
+        router.get("/openapi.yaml") { _, _ in
+            guard let data = FileManager.default.contents(atPath: publicDirectory + "/openapi.yaml") else {
+                throw SluiceError(.notFound, "no openapi.yaml in \(publicDirectory)")
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+            )
+        }
+        // Last, so that it applies only to paths no route matched: the dashboard's files.
         router.add(middleware: FileMiddleware(publicDirectory, searchForIndexHtml: true))
     }
     return router

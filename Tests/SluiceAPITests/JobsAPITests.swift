@@ -47,7 +47,7 @@ import Testing
         (#"{"url": "http://"}"#, 400, "invalid_url"),
         (#"{"url": "http://exa mple.com/"}"#, 400, "invalid_url"),
         (#"{}"#, 400, "invalid_url"),
-        (#"{"url": 5}"#, 400, "invalid_field"),
+        (#"{"url": 5}"#, 400, "invalid_url"),
         (#"{"url": "http://x/a", "filename": "../etc/passwd"}"#, 400, "invalid_filename"),
         (#"{"url": "http://x/a", "filename": "a/b"}"#, 400, "invalid_filename"),
         (#"{"url": "http://x/a", "filename": ".."}"#, 400, "invalid_filename"),
@@ -111,11 +111,31 @@ import Testing
                 (.PUT, "/jobs", "GET, POST, HEAD"), (.DELETE, "/jobs", "GET, POST, HEAD"), (.POST, "/jobs/x", "GET, DELETE, HEAD"),
                 (.GET, "/jobs/x/pause", "POST"), (.DELETE, "/jobs/x/resume", "POST"), (.POST, "/events", "GET, HEAD"),
             ]
-            for (method, path, allow) in cases {
+            let more: [(HTTPMethod, String, String)] = [
+                (.POST, "/healthz", "GET, HEAD"), (.DELETE, "/files/a.iso", "GET, HEAD"), (.PUT, "/testdata/1K", "GET, HEAD"),
+                (.POST, "/metrics", "GET, HEAD"),
+            ]
+            for (method, path, allow) in cases + more {
                 let reply = try await service.request(method, path)
                 #expect(reply.status == 405, "\(method) \(path)")
                 #expect(reply.headers.first(name: "Allow") == allow)
                 #expect(reply.errorCode == "method_not_allowed")
+            }
+        }
+    }
+
+    @Test func headWorksWhereGetDoesAndOddPathsAreJSON404s() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            #expect(try await service.request(.HEAD, "/jobs").status == 200)
+            #expect(try await service.request(.HEAD, "/healthz").status == 200)
+            let spec = try await service.request(.GET, "/openapi.yaml", authorized: false)
+            #expect(spec.status == 200)
+            #expect(spec.headers.first(name: "Content-Type") == "application/yaml; charset=utf-8")
+            #expect(String(decoding: spec.body, as: UTF8.self).hasPrefix("openapi: 3.1"))
+            for path in ["/%2e%2e/etc/passwd", "/..%2f..%2fetc/passwd", "/%zz"] {
+                let raw = try await RawHTTPClient.request(port: Int(service.base.split(separator: ":").last!)!, path: path)
+                #expect(raw.status == 404, "\(path)")
+                #expect(raw.header("Content-Type") == "application/json", "\(path)")
             }
         }
     }

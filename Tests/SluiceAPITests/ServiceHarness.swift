@@ -46,6 +46,7 @@ struct ServiceHarness: Sendable {
                 retry: RetryPolicy(base: 0.02, maximum: 0.1), stallTimeout: 5
             )
             configuration.originRoot = data + "/documents"
+            configuration.publicDirectory = Self.repositoryPublic
             var logger = Logger(label: "test-service")
             logger.logLevel = .critical
             let (urls, continuation) = AsyncStream.makeStream(of: String.self)
@@ -121,6 +122,10 @@ struct ServiceHarness: Sendable {
     }
 
     func testdata(_ path: String) -> String { base + path }
+
+    /// The repository's `public/`, found from this file's path.
+    static let repositoryPublic = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("public").path
 
     static func expectedSHA256(size: Int64, seed: UInt64 = 0) -> String {
         var hasher = SHA256()

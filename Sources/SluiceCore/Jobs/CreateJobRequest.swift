@@ -27,9 +27,13 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
                 throw SluiceError(.invalidField, "\(key.rawValue) has the wrong type or is out of range")
             }
         }
-        guard let url = try field(String.self, .url) else {
-            throw SluiceError(.invalidURL, "url is required")
+        let url: String?
+        do {
+            url = try container.decodeIfPresent(String.self, forKey: .url)
+        } catch {
+            throw SluiceError(.invalidURL, "url must be a string holding an absolute http or https URL")
         }
+        guard let url else { throw SluiceError(.invalidURL, "url is required") }
         self.url = url
         filename = try field(String.self, .filename)
         connections = try field(Int.self, .connections) ?? 4
