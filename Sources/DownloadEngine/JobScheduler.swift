@@ -136,7 +136,7 @@ public actor JobScheduler {
         jobs[job.id] = job
         order.append(job.id)
         events.publish(.job(job))
-        schedule()
+        if job.state == .queued { schedule() }
         return jobs[job.id]!
     }
 
