@@ -38,6 +38,9 @@ enum RangeResponder {
             case .partial(let ranges) where ranges.count == 1:
                 let range = ranges[0]
                 headers[.contentRange] = ContentRange.range(range, completeLength: length).headerValue
+                if range.count <= inlineBodyLimit, let bytes = try? source.bytes(range.first..<(range.last + 1)) {
+                    return Response(status: .partialContent, headers: headers, body: ResponseBody(byteBuffer: bytes))
+                }
                 let body = ResponseBody(contentLength: Int(range.count)) { writer in
                     try await source.write(range.first..<(range.last + 1), to: &writer)
                     try await writer.finish(nil)

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import SluiceCore
 
 /// What the origin knows about one representation before sending any byte of it.
@@ -21,13 +22,22 @@ protocol ByteSource: Sendable {
     func write(_ range: Range<Int64>, to writer: inout any ResponseBodyWriter) async throws
     /// Writes the whole representation when its length is unknown.
     func writeAll(to writer: inout any ResponseBodyWriter) async throws
+    /// The bytes `range` at once, for a small range that can be answered in one buffer;
+    /// nil when the source must stream (faults to inject, or no fast path).
+    func bytes(_ range: Range<Int64>) throws -> ByteBuffer?
 }
 
 extension ByteSource {
     func writeAll(to writer: inout any ResponseBodyWriter) async throws {
         preconditionFailure("\(Self.self) has a known length; write(_:to:) serves it")
     }
+
+    func bytes(_ range: Range<Int64>) throws -> ByteBuffer? { nil }
 }
+
+/// Ranges up to this size are read before the response is returned, so that Hummingbird
+/// writes head and body together instead of streaming through a body writer.
+let inlineBodyLimit: Int64 = 256 << 10
 
 /// Thrown by a body writer to end a response early when the service is stopping.
 struct ShutdownInProgress: Error {}

@@ -45,6 +45,18 @@ struct TestDataByteSource: ByteSource {
         if cut != nil { throw ConnectionCut() }
     }
 
+    func bytes(_ range: Range<Int64>) throws -> ByteBuffer? {
+        guard rate == nil, !cuts.contains(where: { $0 > range.lowerBound && $0 < range.upperBound }) else { return nil }
+        let count = Int(range.count)
+        var buffer = ByteBufferAllocator().buffer(capacity: count)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+            content.fill(UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]), offset: range.lowerBound)
+            return count
+        }
+        bytesServed.increment(by: range.count)
+        return buffer
+    }
+
     func writeAll(to writer: inout any ResponseBodyWriter) async throws {
         try await write(0..<size, to: &writer)
     }
