@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import Synchronization
 
 /// The built `sluice` executable run as a child process, for tests of the command line,
 /// signals and crash recovery.
@@ -11,6 +12,9 @@ public final class ChildProcess: @unchecked Sendable {
     private let process = Process()
     private let output = Pipe()
     private let errors = Pipe()
+    /// Everything printed so far, drained as it comes so that a chatty child never blocks
+    /// on a full pipe.
+    private let printed = Mutex<(stdout: Data, stderr: Data)>((Data(), Data()))
 
     /// The `sluice` binary next to the test bundle (both are built by `swift build --build-tests`).
     public static var sluiceExecutable: String {
@@ -34,6 +38,14 @@ public final class ChildProcess: @unchecked Sendable {
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.standardOutput = output
         process.standardError = errors
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.printed.withLock { $0.stdout.append(data) }
+        }
+        errors.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.printed.withLock { $0.stderr.append(data) }
+        }
         try process.run()
     }
 
@@ -54,21 +66,22 @@ public final class ChildProcess: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (process.terminationStatus, out, err)
+        // Let the handlers take what the child printed last.
+        try await Task.sleep(for: .milliseconds(50))
+        output.fileHandleForReading.readabilityHandler = nil
+        errors.fileHandleForReading.readabilityHandler = nil
+        let (out, err) = printed.withLock { $0 }
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 
     /// Reads standard output until a line containing `marker` appears.
     public func waitForLine(containing marker: String, timeout: Duration = .seconds(30)) async throws -> String {
-        let handle = output.fileHandleForReading
         let deadline = ContinuousClock.now + timeout
         var text = ""
         while ContinuousClock.now < deadline {
-            let chunk = try await Task.detached { handle.availableData }.value
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
+            text = String(decoding: printed.withLock { $0.stdout }, as: UTF8.self)
             if let line = text.split(separator: "\n").first(where: { $0.contains(marker) }) { return String(line) }
+            try await Task.sleep(for: .milliseconds(20))
         }
         throw RawHTTPClient.Failure(description: "no line with \(marker) in: \(text)")
     }
