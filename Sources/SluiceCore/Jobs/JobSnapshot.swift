@@ -80,7 +80,8 @@ public struct JobSnapshot: Sendable, Equatable, Codable {
         try container.encode(filename, forKey: .filename)
         try container.encode(bytesTotal, forKey: .bytesTotal)
         try container.encode(bytesDone, forKey: .bytesDone)
-        try container.encode(progress.map { ($0 * 10_000).rounded() / 10_000 }, forKey: .progress)
+        // Rounded down, so that 1 means done and never "almost done".
+        try container.encode(progress.map { ($0 * 10_000).rounded(.down) / 10_000 }, forKey: .progress)
         try container.encode(state == .running ? speed.rounded() : 0, forKey: .speed)
         try container.encode(state == .running ? eta.map { ($0 * 10).rounded() / 10 } : nil, forKey: .eta)
         try container.encode(connections, forKey: .connections)

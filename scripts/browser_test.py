@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""The dashboard in a real browser: headless Chromium against the built service.
+
+Starts `sluice serve` twice (without and with --token), drives the page with Selenium and
+checks what a user would: adding a download (and the API's errors next to the fields),
+live progress to 100 %, pause and resume, delete with confirmation, filtering, failed
+jobs' messages, reconnecting after a restart, the token prompt, 1,000 jobs, phone width
+and dark mode. Screenshots go to a temporary directory, printed at the start and end.
+
+Environment: SLUICE_BIN (default .build/debug/sluice), CHROME_BIN, CHROMEDRIVER.
+Ends with "N passed, M failed"; exits non-zero when anything failed.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+REPO = Path(__file__).resolve().parent.parent
+PUBLIC = REPO / "public"
+BINARY = Path(os.environ.get("SLUICE_BIN", REPO / ".build/debug/sluice"))
+TOKEN = "browser-test-token"
+BULK_JOBS = 1000
+MiB = 1024 * 1024
+
+
+# MARK: Results
+
+
+class Results:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, condition, detail=""):
+        if condition:
+            self.passed += 1
+            print(f"ok   {name}", flush=True)
+        else:
+            self.failed += 1
+            print(f"FAIL {name}" + (f": {detail}" if detail else ""), flush=True)
+        return bool(condition)
+
+    def step(self, name, function):
+        """Runs one scenario; an exception (a wait that timed out, say) is one failure."""
+        print(f"# {name}", flush=True)
+        try:
+            function()
+        except Exception as error:  # noqa: BLE001 - any error is a failed check, then go on
+            message = error.msg if isinstance(error, TimeoutException) else repr(error)
+            self.check(f"{name} (finished without error)", False, message)
+            traceback.print_exc(limit=3)
+
+
+# MARK: The service
+
+
+class Server:
+    """One `sluice serve` child process on 127.0.0.1."""
+
+    def __init__(self, data, log, token=None):
+        self.data = data
+        self.log_path = log
+        self.token = token
+        self.port = 0
+        self.process = None
+        self.url = None
+
+    def start(self):
+        wait_for_binary()
+        command = [str(BINARY), "serve", "--port", str(self.port), "--data", str(self.data), "--public", str(PUBLIC)]
+        if self.token:
+            command += ["--token", self.token]
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
+        found = {}
+        reader = threading.Thread(target=self._read_stdout, args=(found,), daemon=True)
+        reader.start()
+        reader_deadline = time.monotonic() + 30
+        while "url" not in found and time.monotonic() < reader_deadline and self.process.poll() is None:
+            reader.join(0.05)
+        if "url" not in found:
+            self.process.kill()
+            raise RuntimeError(f"sluice did not print its URL; see {self.log_path}")
+        self.url = found["url"]
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    def _read_stdout(self, found):
+        for line in self.process.stdout:
+            match = re.search(r"listening on (http://\S+)", line)
+            if match and "url" not in found:
+                found["url"] = match.group(1).rstrip("/")
+
+    def stop(self):
+        """SIGTERM; returns the exit status (None if it had to be killed)."""
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            return None
+
+    def request(self, method, path, body=None, auth=True):
+        headers = {"Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        if self.token and auth:
+            headers["Authorization"] = f"Bearer {self.token}"
+        request = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=15) as response:
+                payload = response.read()
+                status = response.status
+        except urllib.error.HTTPError as error:
+            payload = error.read()
+            status = error.code
+        try:
+            return status, json.loads(payload) if payload else None, payload
+        except ValueError:
+            return status, None, payload
+
+    def job(self, id):
+        return self.request("GET", f"/jobs/{id}")[1]
+
+    def create(self, **body):
+        status, job, payload = self.request("POST", "/jobs", body)
+        if status != 201:
+            raise RuntimeError(f"POST /jobs answered {status}: {payload!r}")
+        return job
+
+
+def wait_for_binary():
+    """The binary may be rebuilt while we run: wait a little for it to come back."""
+    deadline = time.monotonic() + 120
+    while not (BINARY.is_file() and os.access(BINARY, os.X_OK)):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no sluice binary at {BINARY} (set SLUICE_BIN)")
+        time.sleep(0.5)
+
+
+# MARK: The browser
+
+
+def make_driver():
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROME_BIN", "/usr/bin/chromium")
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
+                     "--disable-gpu", "--hide-scrollbars", "--force-color-profile=srgb", "--lang=en-US"]:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.set_window_size(1280, 900)
+    return driver
+
+
+# One row's visible state, found by the file name it shows.
+ROW_JS = """
+const name = arguments[0];
+for (const li of document.querySelectorAll('#jobs > li')) {
+    const part = (p) => li.querySelector(`[data-part=${p}]`);
+    if (part('title').textContent !== name) continue;
+    const progress = part('progress');
+    return {
+        id: li.dataset.id, state: li.dataset.state, badge: part('badge').textContent,
+        value: progress.hasAttribute('value') ? progress.value : null,
+        label: progress.getAttribute('aria-label'),
+        percent: part('percent').textContent, bytes: part('bytes').textContent,
+        speed: part('speed').textContent, eta: part('eta').textContent,
+        error: part('error').hidden ? null : part('error').textContent,
+        link: part('link').hidden ? null : part('link').getAttribute('href'),
+        toggle: part('toggle').hidden ? null : part('toggle').textContent,
+        visible: li.offsetParent !== null,
+    };
+}
+return null;
+"""
+
+
+class Page:
+    def __init__(self, driver, shots):
+        self.driver = driver
+        self.shots = shots
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def wait(self, condition, timeout=10, message=""):
+        return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda _: condition(), message)
+
+    def row(self, name):
+        return self.js(ROW_JS, name)
+
+    def row_element(self, name):
+        info = self.row(name)
+        return self.driver.find_element(By.CSS_SELECTOR, f'#jobs > li[data-id="{info["id"]}"]')
+
+    def connection(self):
+        return self.js("const c = document.querySelector('#connection'); return [c.dataset.state, c.textContent.replace(/\\s+/g, ' ').trim()]")
+
+    def wait_live(self, timeout=10):
+        self.wait(lambda: self.connection()[0] == "open", timeout, "the event stream did not open")
+
+    def shot(self, name):
+        # Two frames, so that what was just changed (and rows scrolled into view) is painted.
+        self.driver.execute_async_script("const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(done))")
+        path = self.shots / name
+        self.driver.save_screenshot(str(path))
+        return path
+
+    def fill(self, selector, text):
+        field = self.driver.find_element(By.CSS_SELECTOR, selector)
+        field.clear()
+        if text:
+            field.send_keys(text)
+
+    def severe_logs(self):
+        """Console errors other than failed requests (a 400 or 401 we caused on purpose)."""
+        entries = self.driver.get_log("browser")
+        return [e["message"] for e in entries if e["level"] == "SEVERE" and "Failed to load resource" not in e["message"]
+                and "net::ERR_" not in e["message"]]
+
+
+# MARK: Scenarios
+
+
+def run(results, shots, root):
+    main_server = Server(root / "data-main", root / "sluice-main.log")
+    token_server = Server(root / "data-token", root / "sluice-token.log", token=TOKEN)
+    main_server.start()
+    token_server.start()
+    print(f"# services at {main_server.url} and {token_server.url} (token)", flush=True)
+
+    # 1,000 paused jobs on the token service, created while the other checks run.
+    def create_bulk():
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(lambda i: token_server.create(url=f"{token_server.url}/testdata/1M?seed={i}",
+                                                        filename=f"bulk-{i:04}.bin", paused=True), range(BULK_JOBS)))
+    bulk = ThreadPoolExecutor(1).submit(create_bulk)
+
+    driver = make_driver()
+    page = Page(driver, shots)
+    base = main_server.url
+    state = {}
+    try:
+        def loads():
+            driver.get(base + "/")
+            results.check("dashboard is served at / with its title", "Sluice" in driver.title, driver.title)
+            page.wait_live()
+            results.check("event stream connects and says Live", page.connection()[1] == "Live", page.connection())
+            unlabelled = page.js("""
+                return [...document.querySelectorAll('main input, main button')]
+                    .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())
+                    .map(e => e.outerHTML)""")
+            results.check("every control in the page has a label", not unlabelled, unlabelled)
+        results.step("load", loads)
+
+        def field_errors():
+            page.fill("#add-url", "ftp://example.com/file.iso")
+            driver.find_element(By.CSS_SELECTOR, "#add-form button[type=submit]").click()
+            page.wait(lambda: page.js("return !document.querySelector('#add-url-error').hidden"), 5, "no URL error shown")
+            text = page.js("return document.querySelector('#add-url-error').textContent")
+            invalid = page.js("return document.querySelector('#add-url').getAttribute('aria-invalid')")
+            focused = page.js("return document.activeElement.id")
+            results.check("unsupported scheme error shows next to the URL field, which gets focus",
+                          "http" in text and invalid == "true" and focused == "add-url", (text, invalid, focused))
+            page.shot("02-field-error.png")
+            page.fill("#add-url", f"{base}/testdata/1M")
+            page.fill("#add-sha256", "not-a-digest")
+            page.fill("#add-filename", "checked.bin")
+            driver.find_element(By.CSS_SELECTOR, "#add-form button[type=submit]").click()
+            page.wait(lambda: page.js("return !document.querySelector('#add-sha256-error').hidden"), 5, "no SHA-256 error")
+            text = page.js("return document.querySelector('#add-sha256-error').textContent")
+            url_hidden = page.js("return document.querySelector('#add-url-error').hidden")
+            results.check("invalid SHA-256 error shows next to its field (and the URL error is gone)",
+                          "sha256" in text and url_hidden, (text, url_hidden))
+            for selector in ["#add-url", "#add-sha256", "#add-filename"]:
+                page.fill(selector, "")
+        results.step("field errors", field_errors)
+
+        def other_jobs():
+            # A job that fails at once, one created paused, and one slow one to pause and resume.
+            state["failing"] = main_server.create(url=f"{base}/testdata/1M?status=404&times=1000", filename="missing.iso")
+            state["later"] = main_server.create(url=f"{base}/testdata/8M", filename="later.iso", paused=True)
+            state["slow"] = main_server.create(url=f"{base}/testdata/64M?rate=512K&seed=7", filename="slow-stream.mkv",
+                                               connections=1)
+            page.wait(lambda: (page.row("slow-stream.mkv") or {}).get("state") == "running", 10, "slow job not running")
+            page.wait(lambda: (page.row("missing.iso") or {}).get("state") == "failed", 10, "missing.iso did not fail")
+            row = page.row("missing.iso")
+            results.check("a failed job shows its error message", row["error"] and "404" in row["error"], row)
+            results.check("jobs added by the API appear live (no reload)", page.row("later.iso") is not None)
+        results.step("jobs from the API", other_jobs)
+
+        def progress():
+            page.fill("#add-url", f"{base}/testdata/12M?rate=1M&seed=3")
+            page.fill("#add-filename", "watched.bin")
+            page.fill("#add-connections", "2")
+            driver.find_element(By.CSS_SELECTOR, "#add-url").send_keys(Keys.ENTER)  # submit by keyboard
+            page.wait(lambda: page.row("watched.bin") is not None, 5, "the new job did not appear")
+            cleared = page.js("return document.querySelector('#add-url').value === ''")
+            results.check("submitting with Enter adds the job and clears the form", cleared)
+            samples, running_rows = [], []
+
+            def sample():
+                row = page.row("watched.bin")
+                if row and row["value"] is not None and (not samples or samples[-1] != row["value"]):
+                    samples.append(row["value"])
+                if row and row["state"] == "running" and 25 <= (row["value"] or 0) <= 75 and not running_rows:
+                    running_rows.append(row)
+                    page.shot("01-running.png")
+                return row and row["state"] == "completed"
+            page.wait(sample, 30, "watched.bin did not complete")
+            row = page.row("watched.bin")
+            results.check("progress bar moves through intermediate values",
+                          len([v for v in samples if 0 < v < 100]) >= 3, samples)
+            results.check("progress never goes backwards", samples == sorted(samples), samples)
+            results.check("progress bar reaches 100 % and the badge says completed",
+                          row["value"] == 100 and row["percent"] == "100 %" and row["badge"] == "completed", row)
+            mid = running_rows[0] if running_rows else {}
+            results.check("while running: bytes done / total, speed and ETA in human units",
+                          re.fullmatch(r"[\d.]+ (KiB|MiB) / 12\.0 MiB", mid.get("bytes", "")) is not None
+                          and mid.get("speed", "").endswith("/s") and mid.get("eta", "").endswith("left"), mid)
+            results.check("progress bar has an accessible name", row["label"] == "Progress of watched.bin", row)
+            status, _, body = main_server.request("GET", "/files/watched.bin")
+            results.check("completed job links to its file under /files/",
+                          row["link"] == "files/watched.bin" and status == 200 and len(body) == 12 * MiB,
+                          (row["link"], status, len(body)))
+            state["watched"] = row["id"]
+        results.step("progress", progress)
+
+        def pause_resume():
+            toggle = page.row_element("slow-stream.mkv").find_element(By.CSS_SELECTOR, "[data-part=toggle]")
+            driver.execute_script("arguments[0].focus()", toggle)
+            toggle.send_keys(Keys.ENTER)
+            page.wait(lambda: page.row("slow-stream.mkv")["state"] == "paused", 5, "did not pause")
+            row = page.row("slow-stream.mkv")
+            job = main_server.job(state["slow"]["id"])
+            still_focused = page.js("return document.activeElement === arguments[0]", toggle)
+            results.check("Pause (by keyboard) pauses the job in the service and the row",
+                          job["state"] == "paused" and row["toggle"] == "Resume" and row["speed"] == "", (job["state"], row))
+            results.check("keyboard focus stays on the Pause/Resume button", still_focused)
+            paused_bytes = job["bytesDone"]
+            toggle.send_keys(Keys.ENTER)
+            page.wait(lambda: page.row("slow-stream.mkv")["state"] == "running", 5, "did not resume")
+            page.wait(lambda: main_server.job(state["slow"]["id"])["bytesDone"] > paused_bytes, 10, "no bytes after resume")
+            before = page.row("slow-stream.mkv")["bytes"]
+            page.wait(lambda: page.row("slow-stream.mkv")["bytes"] != before, 5, "row did not move after resume")
+            results.check("Resume runs the job again and its row moves on", page.row("slow-stream.mkv")["toggle"] == "Pause")
+        results.step("pause and resume", pause_resume)
+
+        def delete():
+            # Cancel first: nothing happens.
+            page.row_element("later.iso").find_element(By.CSS_SELECTOR, "[data-part=delete]").click()
+            page.wait(lambda: page.js("return document.querySelector('#delete-dialog').open"), 5, "no dialog")
+            driver.find_element(By.CSS_SELECTOR, "#delete-dialog").send_keys(Keys.ESCAPE)
+            page.wait(lambda: not page.js("return document.querySelector('#delete-dialog').open"), 5, "dialog stayed")
+            results.check("Escape in the delete confirmation keeps the job",
+                          page.row("later.iso") is not None and main_server.job(state["later"]["id"]) is not None)
+            # Then a completed one, with its file.
+            page.row_element("watched.bin").find_element(By.CSS_SELECTOR, "[data-part=delete]").click()
+            page.wait(lambda: page.js("return document.querySelector('#delete-dialog').open"), 5, "no dialog")
+            option = driver.find_element(By.CSS_SELECTOR, "#delete-file")
+            focused = page.js("return document.activeElement.value")
+            results.check("delete asks first, offers to delete the file, Cancel has the focus",
+                          option.is_displayed() and focused == "cancel", focused)
+            option.click()
+            page.shot("03-delete-dialog.png")
+            driver.find_element(By.CSS_SELECTOR, "#delete-dialog button[value=delete]").click()
+            page.wait(lambda: page.row("watched.bin") is None, 5, "row still there")
+            status, _, _ = main_server.request("GET", f"/jobs/{state['watched']}")
+            file_status, _, _ = main_server.request("GET", "/files/watched.bin")
+            results.check("confirmed delete removes the row, the job and the file", status == 404 and file_status == 404,
+                          (status, file_status))
+        results.step("delete", delete)
+
+        def filter_by_state():
+            driver.find_element(By.CSS_SELECTOR, "#filter input[value=failed]").click()
+            visible = page.js("return [...document.querySelectorAll('#jobs > li')].filter(li => li.offsetParent)"
+                              ".map(li => li.dataset.state)")
+            count = page.js("return document.querySelector('[data-count=failed]').textContent")
+            results.check("the Failed filter shows only failed jobs, with their count", visible == ["failed"] and count == "1",
+                          (visible, count))
+            driver.find_element(By.CSS_SELECTOR, "#filter input[value=completed]").click()
+            empty = page.js("const e = document.querySelector('#jobs-empty'); return e.hidden ? null : e.textContent")
+            results.check("an empty filter says so", empty == "No completed downloads.", empty)
+            driver.find_element(By.CSS_SELECTOR, "#filter input[value=all]").click()
+            errors = page.severe_logs()
+            results.check("no JavaScript errors in the console", not errors, errors)
+        results.step("filter", filter_by_state)
+
+        def looks():
+            # A finished job for the pictures, then desktop, phone and dark mode.
+            main_server.create(url=f"{base}/testdata/3M", filename="ubuntu-24.04-desktop-amd64.iso")
+            page.wait(lambda: (page.row("ubuntu-24.04-desktop-amd64.iso") or {}).get("state") == "completed", 10)
+            page.shot("04-desktop.png")
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                   {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+            overflow = page.wait(lambda: page.js("return innerWidth === 390 && document.documentElement.scrollWidth"), 5)
+            results.check("no horizontal scrolling at phone width (390 px)", overflow <= 390, overflow)
+            page.shot("05-phone.png")
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                                   {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+            background = page.js("return getComputedStyle(document.body).backgroundColor")
+            results.check("dark mode follows prefers-color-scheme", background == "rgb(14, 17, 23)", background)
+            driver.execute_script("scrollTo(0, document.querySelector('#jobs-heading').offsetTop - 8)")
+            page.shot("06-dark-phone.png")
+            driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            driver.execute_script("scrollTo(0, 0)")
+            page.wait(lambda: page.js("return innerWidth") == 1280, 5)
+            page.shot("07-dark-desktop.png")
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+        results.step("layout and themes", looks)
+
+        def reconnect():
+            results.check("service stops on SIGTERM with exit 0", main_server.stop() == 0)
+            page.wait(lambda: page.connection()[0] == "disconnected", 10, "no disconnected state")
+            results.check("the page says Disconnected while the service is down", "Disconnected" in page.connection()[1],
+                          page.connection())
+            page.shot("08-disconnected.png")
+            # Keep the page away until a job has been deleted behind its back.
+            driver.execute_cdp_cmd("Network.enable", {})
+            driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/events*"]})
+            main_server.start()  # same port and data directory
+            status, _, _ = main_server.request("DELETE", f"/jobs/{state['later']['id']}")
+            driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+            driver.execute_script("dispatchEvent(new Event('online'))")  # as when a laptop wakes up
+            page.wait_live(timeout=40)
+            results.check("the page reconnects by itself after a restart", page.connection()[1] == "Live")
+            page.wait(lambda: page.row("later.iso") is None, 10, "row of the job deleted meanwhile still shown")
+            results.check("a job deleted while the page was disconnected leaves the list", status == 204, status)
+            before = page.row("slow-stream.mkv")["bytes"]
+            page.wait(lambda: page.row("slow-stream.mkv")["bytes"] != before, 10, "no progress after reconnect")
+            results.check("live updates resume after the reconnect (the download resumed too)", True)
+            errors = page.severe_logs()
+            results.check("no JavaScript errors through the disconnect and reconnect", not errors, errors)
+        results.step("reconnect", reconnect)
+
+        def token():
+            bulk.result(timeout=60)
+            driver.get(token_server.url + "/")
+            page.wait(lambda: page.js("return document.querySelector('#token-dialog').open"), 10, "no token prompt")
+            results.check("with --token the page asks for the token", page.connection()[0] == "unauthorized",
+                          page.connection())
+            page.shot("09-token-prompt.png")
+            page.fill("#token-input", "wrong")
+            driver.find_element(By.CSS_SELECTOR, "#token-input").send_keys(Keys.ENTER)
+            page.wait(lambda: "did not accept" in page.js("return document.querySelector('#token-message').textContent")
+                      and page.js("return document.querySelector('#token-dialog').open"), 10, "wrong token not reported")
+            results.check("a wrong token is refused and asked for again", True)
+            page.fill("#token-input", TOKEN)
+            started = time.monotonic()
+            driver.find_element(By.CSS_SELECTOR, "#token-input").send_keys(Keys.ENTER)
+            page.wait_live()
+            page.wait(lambda: page.js("return document.querySelectorAll('#jobs > li').length") == BULK_JOBS, 15,
+                      "not all 1,000 jobs shown")
+            elapsed = time.monotonic() - started
+            results.check(f"the authenticated stream lists all {BULK_JOBS} jobs ({elapsed:.1f} s)", elapsed < 5, elapsed)
+            stored = page.js("return localStorage.getItem('sluice.token')")
+            results.check("the token is kept in localStorage", stored == TOKEN, stored)
+            timing = page.js("""
+                const times = [];
+                for (const value of ['paused', 'running', 'all']) {
+                    const start = performance.now();
+                    document.querySelector(`#filter input[value=${value}]`).click();
+                    document.body.getBoundingClientRect(); document.documentElement.scrollHeight;
+                    times.push(performance.now() - start);
+                }
+                return Math.max(...times);""")
+            results.check(f"filtering 1,000 jobs takes {timing:.0f} ms (< 100 ms)", timing < 100, timing)
+            live = token_server.create(url=f"{token_server.url}/testdata/4M?rate=1M", filename="with-token.bin")
+            page.wait(lambda: (page.row("with-token.bin") or {}).get("state") == "completed", 15, "not completed")
+            results.check("with 1,000 rows a new job still shows up and runs to 100 %",
+                          page.row("with-token.bin")["value"] == 100)
+            downloads = root / "downloads"
+            driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+            page.row_element("with-token.bin").find_element(By.CSS_SELECTOR, "[data-part=link]").click()
+            saved = downloads / "with-token.bin"
+            page.wait(lambda: saved.is_file() and saved.stat().st_size == 4 * MiB, 10, "file not downloaded")
+            results.check("the file link works with a token (sent as a header)", True)
+            toggle = page.row_element("bulk-0000.bin").find_element(By.CSS_SELECTOR, "[data-part=toggle]")
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", toggle)
+            started = time.monotonic()
+            toggle.click()
+            page.wait(lambda: page.row("bulk-0000.bin")["state"] != "paused", 5, "resume not shown")
+            took = time.monotonic() - started
+            results.check(f"an action on one of 1,000 rows shows in {took * 1000:.0f} ms", took < 1, took)
+            driver.execute_script("scrollTo(0, 0)")
+            page.shot("10-token-1000-jobs.png")
+            driver.refresh()
+            page.wait_live()
+            shown = page.js("return document.querySelector('#token-dialog').open")
+            results.check("after a reload the stored token is used without asking", not shown)
+            errors = page.severe_logs()
+            results.check("no JavaScript errors with a token and 1,000 jobs", not errors, errors)
+            del live
+        results.step("token", token)
+
+        results.check("token service stops on SIGTERM with exit 0", token_server.stop() == 0)
+        results.check("main service stops on SIGTERM with exit 0", main_server.stop() == 0)
+    finally:
+        driver.quit()
+        for server in (main_server, token_server):
+            if server.process and server.process.poll() is None:
+                server.process.kill()
+
+
+def main():
+    started = time.monotonic()
+    root = Path(tempfile.mkdtemp(prefix="sluice-browser-"))
+    shots = root / "screenshots"
+    shots.mkdir()
+    print(f"# screenshots and logs in {root}", flush=True)
+    results = Results()
+    try:
+        run(results, shots, root)
+    except Exception as error:  # noqa: BLE001 - setup failures count too
+        results.check("test setup", False, repr(error))
+        traceback.print_exc()
+    print(f"# screenshots: {shots} ({len(list(shots.glob('*.png')))} files); {time.monotonic() - started:.1f} s")
+    print(f"{results.passed} passed, {results.failed} failed")
+    return 0 if results.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
