@@ -4,7 +4,7 @@ import SluiceCore
 
 extension Download {
     /// Verifies the complete partial file and moves it into place.
-    func finish(file: PartialFile, streamedHash: String?) async throws -> DownloadResult {
+    func finish(file: PartialFile, streamedHash: String?, hasher: PrefixHasher) async throws -> DownloadResult {
         state.setPhase(.verifying)
         let size = state.bytesDone
         try file.sync()
@@ -13,8 +13,8 @@ extension Download {
         if let streamedHash {
             digest = streamedHash
         } else {
-            // Hashing a large file takes seconds: keep it off the cooperative pool.
-            digest = try await NIOThreadPool.singleton.runIfActive { try FileDigest.sha256(of: file, length: size) }
+            // Most of the file was hashed while it arrived; this hashes the rest.
+            digest = try await hasher.finish(file: file, length: size)
         }
         if let expected = options.expectedSHA256, expected != digest {
             throw SluiceError(.checksumMismatch, "SHA-256 is \(digest), expected \(expected)")

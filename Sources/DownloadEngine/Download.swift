@@ -49,10 +49,11 @@ public final class Download: Sendable {
         while true {
             do {
                 let resumeFrom = checkpoint
-                let hash = try await withMonitor(file: file) {
+                let hasher = PrefixHasher()
+                let hash = try await withMonitor(file: file, hasher: hasher) {
                     try await self.attempt(file: file, resumeFrom: resumeFrom)
                 }
-                return try await finish(file: file, streamedHash: hash)
+                return try await finish(file: file, streamedHash: hash, hasher: hasher)
             } catch let restart as RestartFromZero {
                 restarts += 1
                 logger.notice("starting over from byte 0: \(restart.reason)", metadata: ["url": "\(url)"])
@@ -83,11 +84,18 @@ public final class Download: Sendable {
         return checkpoint
     }
 
-    /// Runs `body` while a monitor task publishes progress and saves checkpoints.
-    private func withMonitor<T: Sendable>(file: PartialFile, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// Runs `body` while a monitor task publishes progress and saves checkpoints, and a
+    /// hasher follows the prefix of the file that is on disk.
+    private func withMonitor<T: Sendable>(
+        file: PartialFile, hasher: PrefixHasher, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 await self.monitor(file: file)
+                return nil
+            }
+            group.addTask {
+                await hasher.follow(file: file) { self.state.contiguousPrefix }
                 return nil
             }
             defer { group.cancelAll() }

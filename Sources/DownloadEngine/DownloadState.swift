@@ -83,6 +83,15 @@ final class DownloadState: Sendable {
         inner.withLock { $0.map?.writtenBytes ?? $0.streamed }
     }
 
+    /// How far the file is on disk without a gap from byte 0 (range mode; 0 otherwise,
+    /// where the single stream hashes itself).
+    var contiguousPrefix: Int64 {
+        inner.withLock { state in
+            guard let first = state.map?.writtenRanges.first, first.lowerBound == 0 else { return 0 }
+            return first.upperBound
+        }
+    }
+
     var isComplete: Bool {
         inner.withLock { $0.map?.isComplete ?? false }
     }
