@@ -29,6 +29,7 @@ say "run as a non-root user with a fresh /data-like directory and SLUICE_* only"
 user=sluice-check
 id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
 work=$(mktemp -d)
+chmod 755 "$work"
 trap 'kill -9 "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 install -d -o "$user" "$work/data"
 install -D -m 0755 "$binary" "$work/bin/sluice"

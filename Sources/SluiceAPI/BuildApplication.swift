@@ -37,7 +37,14 @@ public func buildService(
     onListening: @escaping @Sendable (String) async -> Void = { _ in }
 ) throws -> SluiceService {
     for directory in [configuration.dataDirectory, configuration.cacheDirectory, configuration.documentsDirectory, configuration.originRoot] {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw SluiceError(.io, "cannot create the directory \(directory): check that it is writable by this user")
+        }
+        guard FileManager.default.isWritableFile(atPath: directory) else {
+            throw SluiceError(.io, "the directory \(directory) is not writable by this user")
+        }
     }
     let registry = PrometheusCollectorRegistry()
     let metrics = PrometheusMetricsFactory(registry: registry)

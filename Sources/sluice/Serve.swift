@@ -76,8 +76,14 @@ struct Serve: AsyncParsableCommand {
         let configuration = try resolvedConfiguration()
         var logger = Logger(label: "sluice")
         logger.logLevel = Environment.string("SLUICE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
-        let service = try buildService(configuration: configuration, logger: logger) { url in
-            printLine("Sluice listening on \(url)")
+        let service: SluiceService
+        do {
+            service = try buildService(configuration: configuration, logger: logger) { url in
+                printLine("Sluice listening on \(url)")
+            }
+        } catch let error as SluiceError {
+            printError("sluice: \(error.message)")
+            throw ExitCode.failure
         }
         try await service.run(logger: logger)
     }
