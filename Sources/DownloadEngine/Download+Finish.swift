@@ -7,7 +7,7 @@ extension Download {
     func finish(file: PartialFile, streamedHash: String?, hasher: PrefixHasher) async throws -> DownloadResult {
         state.setPhase(.verifying)
         let size = state.bytesDone
-        try file.sync()
+        try await Self.sync(file)
         await saveCheckpoint(file: file)
         let digest: String
         if let streamedHash {

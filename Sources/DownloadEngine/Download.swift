@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import SluiceCore
 
 /// One download, from the first request to the verified file in its place.
@@ -124,10 +125,21 @@ public final class Download: Sendable {
     func saveCheckpoint(file: PartialFile) async {
         guard let checkpoint = state.checkpoint(url: url), checkpoint.acceptsRanges else { return }
         do {
-            try file.sync()
+            try await Self.sync(file)
             try await store.save(checkpoint)
         } catch {
             logger.warning("checkpoint failed: \(error)")
+        }
+    }
+
+    /// `fsync` can take hundreds of milliseconds: run it on the thread pool, not on the
+    /// cooperative pool whose few threads also answer the API. A cancelled task (a pause or
+    /// a stop) cannot hand work to the pool, so its one last sync blocks in place.
+    static func sync(_ file: PartialFile) async throws {
+        if Task.isCancelled {
+            try file.sync()
+        } else {
+            try await NIOThreadPool.singleton.runIfActive { try file.sync() }
         }
     }
 

@@ -23,7 +23,10 @@ struct Get: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Where to write the file (default: the URL's last path segment).")
     var output: String?
 
-    @Option(name: [.customShort("x"), .customLong("connections")], help: "Parallel Range connections, 1-16.")
+    @Option(
+        name: [.customShort("x", allowingJoined: true), .customLong("connections")],
+        help: "Parallel Range connections, 1-16 (-x4 works, as in aria2c)."
+    )
     var connections: Int = 4
 
     @Flag(name: [.customShort("c"), .customLong("continue")], help: "Continue a partial download of FILE.")

@@ -20,7 +20,7 @@ import Testing
         try await withTemporaryDirectory { directory in
             try await withOrigin(root: directory.path) { port in
                 let file = directory.path + "/out.bin"
-                let run = try ChildProcess(arguments: ["get", "http://127.0.0.1:\(port)/testdata/2M?seed=7", "-o", file, "-x", "3"])
+                let run = try ChildProcess(arguments: ["get", "http://127.0.0.1:\(port)/testdata/2M?seed=7", "-o", file, "-x3"])
                 let (status, _, stderr) = try await run.finish()
                 #expect(status == 0)
                 #expect(try Self.sha256(file) == Self.expected(size: 2 << 20, seed: 7))
