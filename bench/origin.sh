@@ -46,7 +46,7 @@ done
 # ---------------------------------------------------------------- build
 if [[ ${SKIP_BUILD:-0} != 1 ]]; then
   log "building release (scratch path .build-release)"
-  (cd "$REPO" && swift build -c release --scratch-path .build-release --product sluice) >&2
+  (cd "$REPO" && swift build -c release --static-swift-stdlib --product sluice --scratch-path .build-release) >&2
 fi
 [[ -x $SLUICE_BIN ]] || die "no sluice binary at $SLUICE_BIN (build it or unset SKIP_BUILD)"
 
