@@ -44,6 +44,4 @@ public final class JobEventBroadcaster: Sendable {
             continuation.finish()
         }
     }
-
-    public var subscriberCount: Int { subscribers.withLock { $0.count } }
 }
