@@ -36,18 +36,18 @@ public struct JSONFileCheckpointStore: CheckpointStore {
         let data = try JSONEncoder().encode(checkpoint)
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw PartialFile.error("cannot write \(temporary)", errno: errno) }
+        guard fd >= 0 else { throw PartialFile.error("cannot write the checkpoint", path: temporary, errno: errno) }
         defer { close(fd) }
         try data.withUnsafeBytes { bytes in
             var done = 0
             while done < bytes.count {
                 let result = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if result < 0 && errno != EINTR { throw PartialFile.error("cannot write \(temporary)", errno: errno) }
+                if result < 0 && errno != EINTR { throw PartialFile.error("cannot write the checkpoint", path: temporary, errno: errno) }
                 if result > 0 { done += result }
             }
         }
-        guard fsync(fd) == 0 else { throw PartialFile.error("cannot fsync \(temporary)", errno: errno) }
-        guard rename(temporary, path) == 0 else { throw PartialFile.error("cannot rename \(temporary)", errno: errno) }
+        guard fsync(fd) == 0 else { throw PartialFile.error("cannot sync the checkpoint", path: temporary, errno: errno) }
+        guard rename(temporary, path) == 0 else { throw PartialFile.error("cannot save the checkpoint", path: temporary, errno: errno) }
     }
 
     public func remove() async throws {

@@ -24,9 +24,8 @@ extension Download {
 
         try file.truncate()
         try await store.remove()
-        let (response, probe) = try await self.probe()
-        let finalURL = response.url?.absoluteString
-        let path = finalURL.flatMap { URLComponents(string: $0)?.percentEncodedPath } ?? ""
+        let (response, probe, finalURL) = try await self.probe()
+                let path = URLComponents(string: finalURL)?.percentEncodedPath ?? ""
         let remote = DownloadState.Remote(
             totalBytes: probe.totalBytes, acceptsRanges: probe.acceptsRanges, validators: probe.validators,
             finalURL: finalURL == url ? nil : finalURL,
@@ -48,16 +47,17 @@ extension Download {
 
     /// `GET` with `Range: bytes=0-`: its answer tells the size, range support, validators
     /// and name, and its body is the first segment's data.
-    func probe() async throws -> (HTTPClientResponse, ResponseCheck.Probe) {
+    func probe() async throws -> (HTTPClientResponse, ResponseCheck.Probe, finalURL: String) {
         var failures = 0
         var askRange = true
         while true {
             do {
-                let response = try await execute(makeRequest(url: url, range: askRange ? 0..<Int64.max : nil, ifRange: nil))
+                let fetched = try await execute(makeRequest(url: url, range: askRange ? 0..<Int64.max : nil, ifRange: nil))
+                let response = fetched.response
                 let status = Int(response.status.code)
                 switch ResponseCheck.probe(status: status, header: { response.headers.first(name: $0) }) {
                 case .success(let probe):
-                    return (response, probe)
+                    return (response, probe, fetched.url)
                 case .failure(.emptyRange) where askRange:
                     askRange = false
                     continue

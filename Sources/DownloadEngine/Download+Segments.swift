@@ -73,7 +73,7 @@ extension Download {
             preconditionFailure("range fetch before the probe")
         }
         let target = useOriginalURL ? url : (remote.finalURL ?? url)
-        let response = try await execute(makeRequest(url: target, range: range, ifRange: remote.validators?.ifRangeValue))
+        let response = try await execute(makeRequest(url: target, range: range, ifRange: remote.validators?.ifRangeValue)).response
         let status = Int(response.status.code)
         switch ResponseCheck.ranged(
             status: status, header: { response.headers.first(name: $0) }, range: range, total: total,

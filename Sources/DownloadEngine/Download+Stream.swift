@@ -55,7 +55,7 @@ extension Download {
 
     /// A plain `GET` that must answer 200.
     private func fetchWhole() async throws -> HTTPClientResponse {
-        let response = try await execute(makeRequest(url: url, range: nil, ifRange: nil))
+        let response = try await execute(makeRequest(url: url, range: nil, ifRange: nil)).response
         let status = Int(response.status.code)
         switch StatusDisposition(status: status) {
         case .success where status == 200:

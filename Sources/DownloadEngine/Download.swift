@@ -15,14 +15,14 @@ public final class Download: Sendable {
     public let url: String
     let target: DownloadTarget
     let options: DownloadOptions
-    let client: HTTPClient
+    let client: Fetcher
     let store: any CheckpointStore
     let onProgress: @Sendable (DownloadProgress) -> Void
     let logger: Logger
     let state = DownloadState()
 
     public init(
-        url: String, target: DownloadTarget, options: DownloadOptions, client: HTTPClient,
+        url: String, target: DownloadTarget, options: DownloadOptions, client: Fetcher,
         checkpoints: any CheckpointStore, logger: Logger = Logger(label: "sluice.download"),
         onProgress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
     ) {
@@ -166,7 +166,11 @@ public final class Download: Sendable {
         return request
     }
 
-    func execute(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
-        try await client.execute(request, deadline: .now() + .seconds(Int64(options.stallTimeout) + 10), logger: logger)
+    /// Sends a request of this download: its target checked, its credentials kept to the
+    /// job URL's origin, redirects followed.
+    func execute(_ request: HTTPClientRequest) async throws -> Fetcher.Fetched {
+        try await client.execute(
+            request, credentialsOrigin: url, deadline: .now() + .seconds(Int64(options.stallTimeout) + 10), logger: logger
+        )
     }
 }

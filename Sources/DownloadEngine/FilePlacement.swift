@@ -15,7 +15,7 @@ enum FilePlacement {
         switch destination {
         case .file(let path):
             if path != partial, rename(partial, path) != 0 {
-                throw PartialFile.error("cannot move \(partial) to \(path)", errno: errno)
+                throw PartialFile.error("cannot move the finished file into place", path: path, errno: errno)
             }
             return path
         case .directory(let directory):
@@ -34,14 +34,14 @@ enum FilePlacement {
                     // of a file that existed before the check).
                     if access(candidate, F_OK) == 0 { continue }
                     guard rename(partial, candidate) == 0 else {
-                        throw PartialFile.error("cannot move \(partial) to \(candidate)", errno: errno)
+                        throw PartialFile.error("cannot move the finished file into place", path: candidate, errno: errno)
                     }
                     return candidate
                 default:
-                    throw PartialFile.error("cannot move \(partial) to \(candidate)", errno: errno)
+                    throw PartialFile.error("cannot move the finished file into place", path: candidate, errno: errno)
                 }
             }
-            throw SluiceError(.io, "no free name for \(name) in \(directory)")
+            throw SluiceError(.io, "no free name for \(name) in the documents directory")
         }
     }
 }

@@ -38,7 +38,7 @@ public actor JobScheduler {
 
     let configuration: Configuration
     let repository: any JobRepository
-    let client: HTTPClient
+    let client: Fetcher
     let logger: Logger
     public nonisolated let events = JobEventBroadcaster()
     let rateLimiter: RateLimiter?
@@ -55,7 +55,7 @@ public actor JobScheduler {
     var lastProgressEvent: [String: ContinuousClock.Instant] = [:]
 
     public init(
-        configuration: Configuration, repository: any JobRepository, client: HTTPClient,
+        configuration: Configuration, repository: any JobRepository, client: Fetcher,
         metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger = Logger(label: "sluice.jobs")
     ) throws {
         self.configuration = configuration
@@ -125,6 +125,11 @@ public actor JobScheduler {
     // MARK: Commands
 
     public func create(_ request: CreateJobRequest) throws -> JobSnapshot {
+        // A literal address is refused before anything is stored; a name is checked on
+        // every connection, when it is resolved.
+        if let host = URLOrigin(request.url)?.host, let address = IPAddress(host: host), !client.policy.allows(address) {
+            throw TargetPolicy.refusal(host: host)
+        }
         let now = Date()
         var job = JobSnapshot(
             id: Self.newID(), url: request.url, state: request.paused ? .paused : .queued,

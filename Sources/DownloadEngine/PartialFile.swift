@@ -16,7 +16,7 @@ final class PartialFile: Sendable {
     /// Opens `path` for writing, creating it if needed; never truncates.
     init(path: String) throws {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Self.error("cannot open \(path)", errno: errno) }
+        guard fd >= 0 else { throw Self.error("cannot open the partial file", path: path, errno: errno) }
         self.path = path
         self.descriptor = fd
     }
@@ -28,7 +28,7 @@ final class PartialFile: Sendable {
     /// The current size on disk.
     func size() throws -> Int64 {
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw Self.error("cannot stat \(path)", errno: errno) }
+        guard fstat(descriptor, &info) == 0 else { throw Self.error("cannot stat the partial file", path: path, errno: errno) }
         return Int64(info.st_size)
     }
 
@@ -40,7 +40,7 @@ final class PartialFile: Sendable {
             if result >= 0 {
                 done += result
             } else if errno != EINTR {
-                throw Self.error("cannot write \(path)", errno: errno)
+                throw Self.error("cannot write the partial file", path: path, errno: errno)
             }
         }
     }
@@ -50,18 +50,18 @@ final class PartialFile: Sendable {
         while true {
             let result = pread(descriptor, buffer.baseAddress!, buffer.count, off_t(offset))
             if result >= 0 { return result }
-            if errno != EINTR { throw Self.error("cannot read \(path)", errno: errno) }
+            if errno != EINTR { throw Self.error("cannot read the partial file", path: path, errno: errno) }
         }
     }
 
     /// Makes what was written durable, so that a checkpoint saved next claims nothing
     /// that a power loss could take back.
     func sync() throws {
-        guard fsync(descriptor) == 0 else { throw Self.error("cannot fsync \(path)", errno: errno) }
+        guard fsync(descriptor) == 0 else { throw Self.error("cannot sync the partial file", path: path, errno: errno) }
     }
 
     func truncate(to length: Int64 = 0) throws {
-        guard ftruncate(descriptor, off_t(length)) == 0 else { throw Self.error("cannot truncate \(path)", errno: errno) }
+        guard ftruncate(descriptor, off_t(length)) == 0 else { throw Self.error("cannot truncate the partial file", path: path, errno: errno) }
     }
 
     /// Reserves the file's full length up front where the file system supports it, so a
@@ -70,15 +70,19 @@ final class PartialFile: Sendable {
         guard length > 0 else { return }
         #if canImport(Glibc)
         let result = posix_fallocate(descriptor, 0, off_t(length))
-        if result == ENOSPC || result == EFBIG { throw Self.error("cannot reserve \(length) bytes for \(path)", errno: result) }
+        if result == ENOSPC || result == EFBIG { throw Self.error("cannot reserve \(length) bytes for the partial file", path: path, errno: result) }
         #endif
     }
 
-    static func error(_ message: String, errno code: Int32) -> SluiceError {
+    /// The error for a failed file operation. The message is for API users and names no
+    /// path of the service's own; the path goes to the cause, for logs.
+    static func error(_ message: String, path: String, errno code: Int32) -> SluiceError {
         let reason = String(cString: strerror(code))
+        struct Location: Error, CustomStringConvertible { var description: String }
+        let cause = Location(description: path)
         if code == ENOSPC || code == EDQUOT {
-            return SluiceError(.noSpace, "\(message): \(reason)")
+            return SluiceError(.noSpace, "\(message): \(reason)", cause: cause)
         }
-        return SluiceError(.io, "\(message): \(reason)")
+        return SluiceError(.io, "\(message): \(reason)", cause: cause)
     }
 }

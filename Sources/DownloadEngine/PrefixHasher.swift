@@ -26,7 +26,7 @@ final class PrefixHasher: Sendable {
             while state.hashed < target {
                 let wanted = Int(min(Int64(chunk), target - state.hashed))
                 let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]), at: state.hashed)
-                guard count > 0 else { throw SluiceError(.io, "\(file.path) is shorter than \(target) bytes") }
+                guard count > 0 else { throw SluiceError(.io, "the partial file is shorter than \(target) bytes") }
                 state.hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
                 state.hashed += Int64(count)
             }

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import DownloadEngine
 import Foundation
 import GRDB
@@ -11,6 +18,7 @@ public final class SQLiteJobRepository: JobRepository {
     private let pool: DatabasePool
 
     public init(path: String) throws {
+        try Self.createPrivately(path)
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -56,13 +64,13 @@ public final class SQLiteJobRepository: JobRepository {
     }
 
     public func allJobs() throws -> [JobSnapshot] {
-        try pool.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM job ORDER BY sequence").map(Self.snapshot)
         }
     }
 
     public func insert(_ job: JobSnapshot) throws {
-        try pool.write { db in
+        try write { db in
             let sequence = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM job") ?? 1
             try db.execute(
                 sql: """
@@ -77,7 +85,7 @@ public final class SQLiteJobRepository: JobRepository {
     }
 
     public func update(_ job: JobSnapshot) throws {
-        try pool.write { db in
+        try write { db in
             try db.execute(
                 sql: """
                     UPDATE job SET url = ?, state = ?, filename = ?, requestedFilename = ?, bytesTotal = ?,
@@ -92,17 +100,17 @@ public final class SQLiteJobRepository: JobRepository {
     }
 
     public func delete(id: String) throws {
-        try pool.write { db in try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id]) }
+        try write { db in try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id]) }
     }
 
     public func checkpoint(id: String) throws -> DownloadCheckpoint? {
-        let text = try pool.read { db in try String.fetchOne(db, sql: "SELECT checkpoint FROM job WHERE id = ?", arguments: [id]) }
+        let text = try read { db in try String.fetchOne(db, sql: "SELECT checkpoint FROM job WHERE id = ?", arguments: [id]) }
         return text.flatMap { try? JSONDecoder().decode(DownloadCheckpoint.self, from: Data($0.utf8)) }
     }
 
     public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws {
         let text = try checkpoint.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-        try pool.write { db in
+        try write { db in
             if let checkpoint {
                 try db.execute(
                     sql: "UPDATE job SET checkpoint = ?, bytesDone = ?, bytesTotal = COALESCE(?, bytesTotal) WHERE id = ?",
@@ -112,6 +120,51 @@ public final class SQLiteJobRepository: JobRepository {
                 try db.execute(sql: "UPDATE job SET checkpoint = NULL WHERE id = ?", arguments: [id])
             }
         }
+    }
+
+    // MARK: Access
+
+    /// A write; a store that cannot write (disk full, read-only, locked, I/O error) is
+    /// `store_unavailable`, which the API answers with 503, never a bare 500.
+    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.write(body)
+        } catch let error as DatabaseError {
+            throw Self.unavailable(error)
+        }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as DatabaseError {
+            throw Self.unavailable(error)
+        }
+    }
+
+    static func unavailable(_ error: DatabaseError) -> SluiceError {
+        let reason =
+            switch error.resultCode {
+            case .SQLITE_FULL: "the disk holding it is full"
+            case .SQLITE_READONLY: "it is read-only"
+            case .SQLITE_BUSY, .SQLITE_LOCKED: "it is locked by another process"
+            default: "SQLite error \(error.resultCode.rawValue)"
+            }
+        // The message names no path: it reaches API clients.
+        return SluiceError(.storeUnavailable, "the job store cannot be used: \(reason)", cause: error)
+    }
+
+    /// Creates the database file readable by this user only (job headers may hold
+    /// credentials); SQLite gives its `-wal` and `-shm` files the same mode. An existing
+    /// file is narrowed to 0600 too.
+    private static func createPrivately(_ path: String) throws {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw SluiceError(.io, "cannot create the job store: \(String(cString: strerror(errno)))")
+        }
+        _ = fchmod(descriptor, 0o600)
+        close(descriptor)
+        for suffix in ["-wal", "-shm"] { _ = chmod(path + suffix, 0o600) }
     }
 
     // MARK: Rows

@@ -14,24 +14,31 @@ final class OpenFile: Sendable {
     let validators: Validators
 
     /// Opens `path`, which must already be resolved (no symlinks left), as a regular file.
+    /// `O_NONBLOCK` keeps a FIFO without a writer from blocking the thread in `open()`;
+    /// anything but a regular file (FIFO, device, socket, directory) is refused after `fstat`.
     init?(resolvedPath path: String, now: Int64) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return nil }
         var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0 else {
             close(fd)
             return nil
         }
         self.descriptor = fd
         self.size = Int64(info.st_size)
         let mtimeSeconds = Int64(info.st_mtim.tv_sec)
-        let mtimeNanos = mtimeSeconds * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
         // The file's identity: a different inode, size or modification time is a different
-        // representation, so the tag is strong.
-        let tag = [UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_size), UInt64(bitPattern: mtimeNanos)]
-            .map { String($0, radix: 16) }.joined(separator: "-")
+        // representation, so the tag is strong. Seconds and nanoseconds stay separate: a
+        // date centuries away must not overflow (it used to, and crashed the process).
+        let tag = [
+            UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_size), UInt64(bitPattern: mtimeSeconds),
+            UInt64(truncatingIfNeeded: info.st_mtim.tv_nsec),
+        ].map { String($0, radix: 16) }.joined(separator: "-")
+        // A date before 1970 or past what HTTP dates show is sent without Last-Modified.
+        let lastModified = (0...HTTPDate.latestFormattable).contains(mtimeSeconds) ? mtimeSeconds : nil
+        let (age, overflow) = now.subtractingReportingOverflow(mtimeSeconds)
         self.validators = Validators(
-            etag: EntityTag(tag), lastModified: mtimeSeconds, lastModifiedIsStrong: now - mtimeSeconds >= 1
+            etag: EntityTag(tag), lastModified: lastModified, lastModifiedIsStrong: !overflow && age >= 1
         )
     }
 

@@ -49,9 +49,14 @@ public struct RangeOrigin: Sendable {
             contentType: MediaType.forFileName(relative.segments.last!), rangesEnabled: true,
             cacheControl: "no-cache"
         )
-        return RangeResponder.respond(
+        var response = RangeResponder.respond(
             to: request, representation: representation, source: FileByteSource(file: file, bytesServed: bytesServed)
         )
+        // A downloaded page must never run as this origin: no sniffing, and a sandbox that
+        // keeps scripts and forms from acting if a browser renders it.
+        response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        response.headers[HTTPField.Name("Content-Security-Policy")!] = "sandbox"
+        return response
     }
 
     // MARK: Test data

@@ -7,8 +7,12 @@ public import SluiceCore
 extension SluiceError: ResponseGenerator, HTTPResponseError {
     public var status: HTTPResponse.Status {
         switch code {
-        case .invalidJSON, .invalidURL, .unsupportedScheme, .invalidFilename, .invalidField: .badRequest
+        case .invalidJSON, .invalidURL, .unsupportedScheme, .invalidFilename, .invalidField, .forbiddenTarget: .badRequest
         case .unauthorized: .unauthorized
+        case .crossOrigin: .forbidden
+        case .misdirectedRequest: .misdirectedRequest
+        case .storeUnavailable, .noSpace: .serviceUnavailable
+        case .headersTooLarge: .requestHeaderFieldsTooLarge
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .invalidTransition: .conflict
@@ -30,18 +34,9 @@ extension SluiceError: ResponseGenerator, HTTPResponseError {
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: jsonBody)))
     }
 
-    /// The error body as JSON bytes.
+    /// The error body as JSON bytes: `{"error":{"code":...,"message":...}}`.
     public var jsonBody: Data {
-        struct Body: Encodable {
-            struct Detail: Encodable {
-                var code: String
-                var message: String
-            }
-            var error: Detail
-        }
-        // Encoding two strings cannot fail.
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return (try? encoder.encode(Body(error: .init(code: code.rawValue, message: message)))) ?? Data()
+        let body = JSONValue.object([("error", .object([("code", .string(code.rawValue)), ("message", .string(message))]))])
+        return Data(body.text.utf8)
     }
 }

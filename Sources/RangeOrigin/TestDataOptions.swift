@@ -47,7 +47,7 @@ struct TestDataOptions: Sendable {
                     throw SluiceError(.invalidField, "etag must be printable ASCII without quotes or spaces")
                 }
                 etag = String(value)
-            case "status": status = Int(try number(100...599))
+            case "status": status = Int(try number(200...599))
             case "times": times = Int(try number(0...Int64(Int32.max)))
             case "retry": retryAfter = Int(try number(0...86_400))
             case "delay": delayMilliseconds = Int(try number(0...600_000))

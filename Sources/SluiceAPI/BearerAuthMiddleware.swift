@@ -1,51 +1,68 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import SluiceCore
 
-/// With a token set, `/jobs...`, `/events`, `/files/...` and `/metrics` need
-/// `Authorization: Bearer TOKEN`; the events routes also take `?access_token=` (browsers'
-/// `EventSource` cannot set headers). Everything else — `/healthz`, `/testdata/...`,
-/// `/openapi.yaml`, the dashboard's files — stays open so the page can load and ask.
+/// Deny by default: with a token set, a request reaches a route's handler only with
+/// `Authorization: Bearer TOKEN`, unless the route it was routed to is on the short list of
+/// open ones (`/healthz`, `/openapi.yaml`). The decision uses the route the router chose
+/// (`context.endpointPath`), never the spelling of the path, so `//jobs`, `/jobs/` and any
+/// route added later are guarded like `/jobs`. Requests that match no route fall through to
+/// the dashboard's static files, which must load for the page to ask for the token.
+/// The events routes also take `?access_token=`: browsers' `EventSource` cannot set headers.
 struct BearerAuthMiddleware<Context: RequestContext>: RouterMiddleware {
-    let token: String
+    let token: TokenDigest
+
+    /// Routes anyone may call.
+    static var openRoutes: Set<String> { ["/healthz", "/openapi.yaml"] }
+    /// Routes that also accept the token as `?access_token=`.
+    static var eventRoutes: Set<String> { ["/events", "/jobs/{id}/events"] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let path = request.uri.path
-        guard Self.isProtected(path) else { return try await next(request, context) }
-        // The scheme name is case-insensitive (RFC 9110 §11.1).
-        if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
-            constantTimeEquals(header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces), token)
+        // No route: the static-file fallback for the dashboard, which holds nothing secret.
+        guard let route = context.endpointPath, !Self.openRoutes.contains(route) else {
+            return try await next(request, context)
+        }
+        if let header = request.headers[.authorization], let presented = Self.bearerCredential(header),
+            token.matches(presented)
         {
             return try await next(request, context)
         }
-        if Self.isEventStream(path), let query = request.uri.queryParameters.get("access_token"),
-            constantTimeEquals(query, token)
+        if Self.eventRoutes.contains(route), let query = request.uri.queryParameters.get("access_token"),
+            token.matches(query)
         {
             return try await next(request, context)
         }
         throw SluiceError(.unauthorized, "a valid bearer token is required")
     }
 
-    static func isProtected(_ path: String) -> Bool {
-        path == "/jobs" || path.hasPrefix("/jobs/") || path == "/events" || path.hasPrefix("/files/")
-            || path == "/files" || path == "/metrics"
-    }
-
-    static func isEventStream(_ path: String) -> Bool {
-        path == "/events" || (path.hasPrefix("/jobs/") && path.hasSuffix("/events"))
+    /// The credential of `Bearer CREDENTIAL`; the scheme name is case-insensitive (RFC 9110 §11.1).
+    static func bearerCredential(_ header: String) -> Substring? {
+        let trimmed = header.drop { $0 == " " || $0 == "\t" }
+        guard trimmed.count > 7, trimmed.prefix(7).lowercased() == "bearer " else { return nil }
+        return trimmed.dropFirst(7).drop { $0 == " " }.prefix { $0 != " " && $0 != "\t" }
     }
 }
 
-/// Compares without an early exit, so the time taken does not tell how much of a guess was right.
-func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-    let left = Array(a.utf8)
-    let right = Array(b.utf8)
-    var difference = UInt8(truncatingIfNeeded: left.count ^ right.count)
-    for index in 0..<max(left.count, right.count) {
-        let x = index < left.count ? left[index] : 0
-        let y = index < right.count ? right[index] : 0
-        difference |= x ^ y
+/// The service's token, kept as a SHA-256 digest so that every comparison is between two
+/// 32-byte values in constant time: neither the length nor the content of a guess shows in
+/// the time it takes.
+struct TokenDigest: Sendable {
+    private let digest: [UInt8]
+
+    /// Nil for an empty token, which would let anyone in.
+    init?(_ token: String) {
+        guard !token.isEmpty else { return nil }
+        digest = Array(SHA256.hash(data: Data(token.utf8)))
     }
-    return difference == 0
+
+    func matches(_ candidate: some StringProtocol) -> Bool {
+        let other = Array(SHA256.hash(data: Data(candidate.utf8)))
+        var difference: UInt8 = 0
+        for index in 0..<digest.count {
+            difference |= digest[index] ^ other[index]
+        }
+        return difference == 0
+    }
 }

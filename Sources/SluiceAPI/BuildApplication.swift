@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import DownloadEngine
 import Foundation
 public import Hummingbird
+import HummingbirdCore
 import JobStore
 public import Logging
 import Prometheus
@@ -36,9 +37,15 @@ public func buildService(
     configuration: ServiceConfiguration, logger: Logger,
     onListening: @escaping @Sendable (String) async -> Void = { _ in }
 ) throws -> SluiceService {
+    if let token = configuration.token, token.isEmpty {
+        throw SluiceError(.invalidField, "the token is empty: give a real token or none")
+    }
     for directory in [configuration.dataDirectory, configuration.cacheDirectory, configuration.documentsDirectory, configuration.originRoot] {
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            // Only this user: the job store holds job headers, which may be credentials.
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+            )
         } catch {
             throw SluiceError(.io, "cannot create the directory \(directory): check that it is writable by this user")
         }
@@ -48,7 +55,7 @@ public func buildService(
     }
     let registry = PrometheusCollectorRegistry()
     let metrics = PrometheusMetricsFactory(registry: registry)
-    let client = HTTPClientFactory.make(stallTimeout: configuration.stallTimeout)
+    let client = Fetcher(policy: configuration.targetPolicy, stallTimeout: configuration.stallTimeout)
     let scheduler = try JobScheduler(
         configuration: .init(
             cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
@@ -58,11 +65,25 @@ public func buildService(
         repository: try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite"),
         client: client, metrics: metrics, logger: logger
     )
-    let router = try buildRouter(configuration: configuration, scheduler: scheduler, registry: registry, metrics: metrics)
+    let router = try buildRouter(
+        configuration: configuration, scheduler: scheduler, registry: registry, metrics: metrics, logger: logger
+    )
     let host = configuration.host
     let application = Application(
         router: router,
-        configuration: .init(address: .hostname(host, port: configuration.port), serverName: "sluice"),
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [
+                    ConnectionDeadlineHandler(
+                        headTimeout: .init(configuration.requestHeadTimeout), idleTimeout: .init(configuration.idleTimeout)
+                    )
+                ]
+            )
+        ),
+        configuration: .init(
+            address: .hostname(host, port: configuration.port), serverName: "sluice",
+            availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)
+        ),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             let shownHost = host.contains(":") ? "[\(host)]" : host
@@ -73,17 +94,24 @@ public func buildService(
     return SluiceService(application: application, jobs: JobService(scheduler: scheduler, client: client, logger: logger))
 }
 
-/// The routes of the service.
+/// The routes of the service. Middleware order: metrics see every answer; errors become
+/// JSON bodies; security headers; the browser guard (Host, Origin) before the token check,
+/// which decides on the route the router chose.
 func buildRouter(
     configuration: ServiceConfiguration, scheduler: JobScheduler, registry: PrometheusCollectorRegistry,
-    metrics: PrometheusMetricsFactory
+    metrics: PrometheusMetricsFactory, logger: Logger
 ) throws -> Router<SluiceRequestContext> {
     let router = Router(context: SluiceRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestMetricsMiddleware(factory: metrics))
+    router.add(middleware: ErrorBodyMiddleware(logger: logger))
+    router.add(middleware: SecurityHeadersMiddleware())
+    router.add(middleware: BrowserGuardMiddleware(allowedHosts: configuration.hostCheck))
     if let token = configuration.token {
-        router.add(middleware: BearerAuthMiddleware(token: token))
+        guard let digest = TokenDigest(token) else {
+            throw SluiceError(.invalidField, "the token is empty: give a real token or none")
+        }
+        router.add(middleware: BearerAuthMiddleware(token: digest))
     }
-    router.add(middleware: NotFoundAsJSONMiddleware())
     router.get("/healthz") { _, _ in
         Response(
             status: .ok, headers: [.contentType: "application/json"],
@@ -101,13 +129,14 @@ func buildRouter(
     if let publicDirectory = configuration.publicDirectory {
         router.get("/openapi.yaml") { _, _ in
             guard let data = FileManager.default.contents(atPath: publicDirectory + "/openapi.yaml") else {
-                throw SluiceError(.notFound, "no openapi.yaml in \(publicDirectory)")
+                throw SluiceError(.notFound, "this service has no openapi.yaml")
             }
             return Response(
                 status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
             )
         }
+        router.allowOnly([.get], at: "/openapi.yaml")
         // Last, so that it applies only to paths no route matched: the dashboard's files.
         router.add(middleware: FileMiddleware(publicDirectory, searchForIndexHtml: true))
     }
@@ -118,7 +147,7 @@ func buildRouter(
 /// after its checkpoint, then closes the HTTP client.
 struct JobService: Service {
     let scheduler: JobScheduler
-    let client: HTTPClient
+    let client: Fetcher
     let logger: Logger
 
     func run() async throws {

@@ -68,10 +68,9 @@ struct EventsController {
     static func frame(_ event: JobEvent) -> ByteBuffer {
         switch event {
         case .job(let job):
-            let json = (try? JSONCoding.encoder.encode(job)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-            return ByteBuffer(string: "event: job\ndata: \(json)\n\n")
+            return ByteBuffer(string: "event: job\ndata: \(job.json.text)\n\n")
         case .removed(let id):
-            let json = (try? JSONCoding.encoder.encode(["id": id])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            let json = JSONValue.object([("id", .string(id))]).text
             return ByteBuffer(string: "event: removed\ndata: \(json)\n\n")
         }
     }

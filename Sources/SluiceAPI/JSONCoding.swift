@@ -8,19 +8,16 @@ import SluiceCore
 enum JSONCoding {
     static let maximumBodySize = 64 << 10
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return encoder
-    }()
-
-    /// A JSON response.
-    static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+    /// A JSON response, keys in the order they were built.
+    static func response(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "application/json"
-        let data = try encoder.encode(value)
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: value.text)))
+    }
+
+    /// A job as a response.
+    static func response(_ job: JobSnapshot, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        response(job.json, status: status, headers: headers)
     }
 
     /// The request body decoded as `T`: 415 unless it is JSON, 413 past 64 KiB, 400 with

@@ -8,20 +8,16 @@ import SluiceCore
 struct JobsController {
     let scheduler: JobScheduler
 
-    struct JobList: Encodable {
-        var jobs: [JobSnapshot]
-    }
-
     func addRoutes(to router: Router<SluiceRequestContext>) {
         router.post("/jobs", use: create)
         router.get("/jobs", use: list)
         router.get("/jobs/:id", use: get)
         router.delete("/jobs/:id", use: delete)
         router.post("/jobs/:id/pause") { _, context in
-            try JSONCoding.response(try await scheduler.pause(id: try Self.id(context)))
+            JSONCoding.response(try await scheduler.pause(id: try Self.id(context)))
         }
         router.post("/jobs/:id/resume") { _, context in
-            try JSONCoding.response(try await scheduler.resume(id: try Self.id(context)))
+            JSONCoding.response(try await scheduler.resume(id: try Self.id(context)))
         }
         router.allowOnly([.get, .post], at: "/jobs")
         router.allowOnly([.get, .delete], at: "/jobs/:id")
@@ -32,7 +28,7 @@ struct JobsController {
     @Sendable func create(_ request: Request, context: SluiceRequestContext) async throws -> Response {
         let body = try await JSONCoding.decode(CreateJobRequest.self, from: request)
         let job = try await scheduler.create(body)
-        return try JSONCoding.response(job, status: .created, headers: [.location: "/jobs/\(job.id)"])
+        return JSONCoding.response(job, status: .created, headers: [.location: "/jobs/\(job.id)"])
     }
 
     @Sendable func list(_ request: Request, context: SluiceRequestContext) async throws -> Response {
@@ -56,13 +52,13 @@ struct JobsController {
             limit = value
         }
         let jobs = try await scheduler.list(states: states, limit: limit, after: query.get("after"))
-        return try JSONCoding.response(JobList(jobs: jobs))
+        return JSONCoding.response(.object([("jobs", .array(jobs.map(\.json)))]))
     }
 
     @Sendable func get(_ request: Request, context: SluiceRequestContext) async throws -> Response {
         let id = try Self.id(context)
         guard let job = await scheduler.job(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
-        return try JSONCoding.response(job)
+        return JSONCoding.response(job)
     }
 
     @Sendable func delete(_ request: Request, context: SluiceRequestContext) async throws -> Response {
@@ -86,7 +82,7 @@ extension Router {
         var allowed = methods
         if methods.contains(.get) { allowed.append(.head) }
         let allow = allowed.map(\.rawValue).joined(separator: ", ")
-        for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] where !methods.contains(method) {
+        for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete, .options, .trace] where !methods.contains(method) {
             on(path, method: method) { _, _ -> Response in
                 SluiceError(.methodNotAllowed, "\(path) allows \(allow)").response(headers: [.allow: allow])
             }

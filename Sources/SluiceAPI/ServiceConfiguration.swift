@@ -16,6 +16,17 @@ public struct ServiceConfiguration: Sendable {
     public var publicDirectory: String?
     public var retry: RetryPolicy
     public var stallTimeout: Double
+    /// Whether jobs may reach loopback, private and link-local addresses; nil decides by
+    /// the bind address: allowed on a loopback bind, refused on any other (CONTRACT §6).
+    public var allowPrivateNetworks: Bool?
+    /// `Host` names answered besides loopback ones; nil: see `hostCheck`.
+    public var allowedHosts: [String]?
+    /// Open connections at most; further ones wait in the listen backlog.
+    public var maxConnections: Int = 4096
+    /// How long a new connection may take to send its request head.
+    public var requestHeadTimeout: Duration = .seconds(30)
+    /// How long a keep-alive connection may sit between requests.
+    public var idleTimeout: Duration = .seconds(60)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./sluice-data",
@@ -32,6 +43,26 @@ public struct ServiceConfiguration: Sendable {
         self.publicDirectory = publicDirectory
         self.retry = retry
         self.stallTimeout = stallTimeout
+    }
+
+    /// Whether the service listens on a loopback address only.
+    public var isLoopbackBind: Bool {
+        HostName(authority: host.hasPrefix("[") || !host.contains(":") ? host : "[\(host)]")?.isLoopback ?? false
+    }
+
+    /// The addresses jobs may connect to.
+    public var targetPolicy: TargetPolicy {
+        TargetPolicy(allowsPrivateNetworks: allowPrivateNetworks ?? isLoopbackBind)
+    }
+
+    /// The `Host` names answered besides loopback ones, or nil when any is: the list when
+    /// one is given, whatever the bind; none on a loopback bind without a token (DNS
+    /// rebinding could otherwise reach an open API).
+    public var hostCheck: Set<String>? {
+        if let allowedHosts {
+            return Set(allowedHosts.compactMap { HostName(authority: $0)?.host })
+        }
+        return token == nil && isLoopbackBind ? [] : nil
     }
 
     public var cacheDirectory: String { dataDirectory + "/cache" }

@@ -19,12 +19,24 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let payloadTooLarge = Code(rawValue: "payload_too_large")
         public static let unsupportedMediaType = Code(rawValue: "unsupported_media_type")
         public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
+        /// The job's URL names an address the service may not reach (CONTRACT §6); also a
+        /// download failure when a name or a redirect leads there.
+        public static let forbiddenTarget = Code(rawValue: "forbidden_target")
+        /// 421: the `Host` is not one this service answers for (DNS rebinding).
+        public static let misdirectedRequest = Code(rawValue: "misdirected_request")
+        /// 403: a state-changing request from another site's page (CSRF).
+        public static let crossOrigin = Code(rawValue: "cross_origin")
+        /// 503: the job store cannot write (disk full, read-only, locked).
+        public static let storeUnavailable = Code(rawValue: "store_unavailable")
+        /// 431: a request's header section is larger than the service accepts.
+        public static let headersTooLarge = Code(rawValue: "headers_too_large")
 
         // Download failures.
         public static let httpStatus = Code(rawValue: "http_status")
         public static let checksumMismatch = Code(rawValue: "checksum_mismatch")
         public static let remoteChanged = Code(rawValue: "remote_changed")
         public static let noSpace = Code(rawValue: "no_space")
+        public static let fileTooLarge = Code(rawValue: "file_too_large")
         public static let network = Code(rawValue: "network")
         public static let tooManyRedirects = Code(rawValue: "too_many_redirects")
         public static let invalidResponse = Code(rawValue: "invalid_response")

@@ -36,13 +36,15 @@ public enum RawHTTPClient {
     /// Sends `GET path` (or another method) with the given header lines and
     /// `Connection: close`, and reads the answer to the end.
     public static func request(
-        port: Int, method: String = "GET", path: String, headers: [String: String] = [:]
+        port: Int, method: String = "GET", path: String, host: String? = nil, headers: [String: String] = [:],
+        body: String? = nil
     ) async throws -> RawHTTPResponse {
-        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        var text = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n"
+        if let body { text += "Content-Length: \(body.utf8.count)\r\n" }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             text += "\(name): \(value)\r\n"
         }
-        text += "\r\n"
+        text += "\r\n" + (body ?? "")
         let raw = try await exchange(port: port, request: Array(text.utf8))
         return try parse(raw, isHead: method == "HEAD")
     }

@@ -5,21 +5,21 @@ import RangeOrigin
 
 /// Runs a Hummingbird application on 127.0.0.1 with a free port for the duration of `body`.
 public func withRunningServer<T: Sendable>(
-    router: Router<BasicRequestContext>, _ body: @Sendable (_ port: Int) async throws -> T
+    router: Router<BasicRequestContext>, host: String = "127.0.0.1", _ body: @Sendable (_ port: Int) async throws -> T
 ) async throws -> T {
-    try await withRunningServer(responder: router.buildResponder(), body)
+    try await withRunningServer(responder: router.buildResponder(), host: host, body)
 }
 
 /// Runs a responder on 127.0.0.1 with a free port for the duration of `body`.
 public func withRunningServer<T: Sendable, Responder: HTTPResponder>(
-    responder: Responder, _ body: @Sendable (_ port: Int) async throws -> T
+    responder: Responder, host: String = "127.0.0.1", _ body: @Sendable (_ port: Int) async throws -> T
 ) async throws -> T where Responder.Context == BasicRequestContext {
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
     var logger = Logger(label: "test-server")
     logger.logLevel = .critical
     let app = Application(
         responder: responder,
-        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        configuration: .init(address: .hostname(host, port: 0)),
         onServerRunning: { channel in
             continuation.yield(channel.localAddress?.port ?? 0)
             continuation.finish()
@@ -42,7 +42,8 @@ public func withRunningServer<T: Sendable, Responder: HTTPResponder>(
 /// recording what it sends into `recorder` when one is given; `/changing/SIZE` serves a
 /// file that changes after some requests (`ChangingFileMiddleware`).
 public func withOrigin<T: Sendable>(
-    root: String, recorder: RequestRecorder? = nil, _ body: @Sendable (_ port: Int) async throws -> T
+    root: String, recorder: RequestRecorder? = nil, host: String = "127.0.0.1",
+    _ body: @Sendable (_ port: Int) async throws -> T
 ) async throws -> T {
     let router = Router()
     try RangeOrigin(root: root).addRoutes(to: router)
@@ -53,6 +54,7 @@ public func withOrigin<T: Sendable>(
         responder: CallbackResponder { request, context in
             try await recorded.respond(to: changing.rewrite(request), context: context)
         },
+        host: host,
         body
     )
 }

@@ -65,7 +65,7 @@ struct Get: AsyncParsableCommand {
         } else {
             try await checkpoints.remove()
         }
-        let client = HTTPClientFactory.make(stallTimeout: 30, connectionsPerHost: connections)
+        let client = Fetcher(stallTimeout: 30, connectionsPerHost: connections)
         var logger = Logger(label: "sluice.get")
         logger.logLevel = Environment.string("SLUICE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .warning
         let bar = ProgressReporter(enabled: !quiet)

@@ -36,6 +36,21 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Allow a non-loopback address without a token (env SLUICE_INSECURE_NO_AUTH=1).")
     var insecureNoAuth = false
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: """
+            Let jobs reach loopback, private, link-local and other non-public addresses (env \
+            SLUICE_ALLOW_PRIVATE_NETWORKS=1 or 0; default: allowed on a loopback bind, refused otherwise).
+            """
+    )
+    var allowPrivateNetworks: Bool?
+
+    @Option(help: "Comma-separated Host names answered besides loopback ones (env SLUICE_ALLOWED_HOSTS).")
+    var allowedHosts: String?
+
+    @Option(help: "Open connections at most (env SLUICE_MAX_CONNECTIONS, default 4096).")
+    var maxConnections: Int?
+
     func resolvedConfiguration() throws -> ServiceConfiguration {
         func integer(_ flag: Int?, _ name: String, default value: Int) throws -> Int {
             if let flag { return flag }
@@ -44,7 +59,10 @@ struct Serve: AsyncParsableCommand {
             return number
         }
         let data = dataDirectory ?? Environment.string("SLUICE_DATA") ?? "./sluice-data"
-        let configuration = ServiceConfiguration(
+        if token == "" || (token == nil && Environment.isSetButEmpty("SLUICE_TOKEN")) {
+            throw ValidationError("the token is empty: set --token / SLUICE_TOKEN to a secret, or leave it unset")
+        }
+        var configuration = ServiceConfiguration(
             host: host ?? Environment.string("SLUICE_HOST") ?? "127.0.0.1",
             port: try integer(port, "SLUICE_PORT", default: 8080),
             dataDirectory: data,
@@ -59,11 +77,15 @@ struct Serve: AsyncParsableCommand {
             },
             publicDirectory: PublicDirectory.locate(explicit: publicDirectory ?? Environment.string("SLUICE_PUBLIC"))
         )
+        configuration.allowPrivateNetworks = try allowPrivateNetworks ?? Environment.optionalFlag("SLUICE_ALLOW_PRIVATE_NETWORKS")
+        configuration.allowedHosts = (allowedHosts ?? Environment.string("SLUICE_ALLOWED_HOSTS")).map { list in
+            list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        configuration.maxConnections = try integer(maxConnections, "SLUICE_MAX_CONNECTIONS", default: 4096)
+        guard configuration.maxConnections >= 16 else { throw ValidationError("--max-connections must be at least 16") }
         guard (0...65535).contains(configuration.port) else { throw ValidationError("--port must be 0...65535") }
         guard configuration.maxActive >= 1 else { throw ValidationError("--max-active must be at least 1") }
-        let loopback = ["127.0.0.1", "localhost", "::1"].contains(configuration.host)
-            || configuration.host.hasPrefix("127.")
-        if !loopback, configuration.token == nil, !(insecureNoAuth || Environment.flag("SLUICE_INSECURE_NO_AUTH")) {
+        if !configuration.isLoopbackBind, configuration.token == nil, !(insecureNoAuth || Environment.flag("SLUICE_INSECURE_NO_AUTH")) {
             throw ValidationError(
                 "refusing to listen on \(configuration.host) without a token: set --token or SLUICE_TOKEN, "
                     + "or pass --insecure-no-auth (SLUICE_INSECURE_NO_AUTH=1) to accept anyone on the network"
@@ -74,6 +96,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try resolvedConfiguration()
+        OpenFileLimit.raiseToHardLimit()
         var logger = Logger(label: "sluice")
         logger.logLevel = Environment.string("SLUICE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
         let service: SluiceService

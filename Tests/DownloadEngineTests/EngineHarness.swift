@@ -9,7 +9,7 @@ import SluiceTestSupport
 struct EngineHarness: Sendable {
     let port: Int
     let directory: TemporaryDirectory
-    let client: HTTPClient
+    let client: Fetcher
 
     var cache: String { directory.path + "/cache" }
     var documents: String { directory.path + "/documents" }
@@ -45,7 +45,7 @@ struct EngineHarness: Sendable {
             for sub in ["cache", "documents", "origin"] {
                 try FileManager.default.createDirectory(atPath: "\(directory.path)/\(sub)", withIntermediateDirectories: true)
             }
-            let client = HTTPClientFactory.make(stallTimeout: 5)
+            let client = Fetcher(stallTimeout: 5)
             do {
                 try await withOrigin(root: "\(directory.path)/origin", recorder: recorder) { port in
                     try await body(EngineHarness(port: port, directory: directory, client: client))

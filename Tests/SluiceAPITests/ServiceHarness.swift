@@ -37,6 +37,7 @@ struct ServiceHarness: Sendable {
     /// second service on the data of a first.
     static func with(
         token: String? = nil, maxActive: Int = 3, dataDirectory: String? = nil, limitRate: Int64? = nil,
+        configure: @Sendable (inout ServiceConfiguration) -> Void = { _ in },
         _ body: @Sendable (ServiceHarness) async throws -> Void
     ) async throws {
         try await withTemporaryDirectory { directory in
@@ -47,6 +48,7 @@ struct ServiceHarness: Sendable {
             )
             configuration.originRoot = data + "/documents"
             configuration.publicDirectory = Self.repositoryPublic
+            configure(&configuration)
             var logger = Logger(label: "test-service")
             logger.logLevel = .critical
             let (urls, continuation) = AsyncStream.makeStream(of: String.self)
@@ -122,6 +124,20 @@ struct ServiceHarness: Sendable {
     }
 
     func testdata(_ path: String) -> String { base + path }
+
+    var port: Int { Int(base.split(separator: ":").last!)! }
+
+    /// A request sent as raw bytes, path and `Host` exactly as given, token included when
+    /// `authorized`.
+    func raw(
+        _ method: String, _ path: String, host: String? = nil, headers: [String: String] = [:], body: String? = nil,
+        authorized: Bool = false
+    ) async throws -> RawHTTPResponse {
+        var headers = headers
+        if authorized, let token { headers["Authorization"] = "Bearer \(token)" }
+        if body != nil, headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
+        return try await RawHTTPClient.request(port: port, method: method, path: path, host: host, headers: headers, body: body)
+    }
 
     /// The repository's `public/`, found from this file's path.
     static let repositoryPublic = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

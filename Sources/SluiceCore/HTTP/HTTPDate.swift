@@ -12,8 +12,13 @@ public enum HTTPDate {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ]
 
-    /// `Sun, 06 Nov 1994 08:49:37 GMT` for the given seconds since 1970.
+    /// 9999-12-31 23:59:59 GMT: the last date with the four-digit year an IMF-fixdate has.
+    public static let latestFormattable: Int64 = 253_402_300_799
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` for the given seconds since 1970, clamped to years
+    /// 0001 to 9999 so that no file date can overflow the arithmetic.
     public static func format(_ seconds: Int64) -> String {
+        let seconds = min(max(seconds, -62_135_596_800), latestFormattable)
         let days = floorDiv(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civil(fromDays: days)
@@ -106,7 +111,7 @@ public enum HTTPDate {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
+    public static func civil(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

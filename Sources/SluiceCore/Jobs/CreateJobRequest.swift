@@ -70,7 +70,13 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         guard (-1_000_000...1_000_000).contains(priority) else {
             throw SluiceError(.invalidField, "priority must be between -1000000 and 1000000")
         }
-        guard headers.count <= 64 else { throw SluiceError(.invalidField, "at most 64 headers") }
+        guard headers.count <= Self.maximumHeaderCount else {
+            throw SluiceError(.invalidField, "headers: at most \(Self.maximumHeaderCount) headers")
+        }
+        let headerBytes = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        guard headerBytes <= Self.maximumHeaderBytes else {
+            throw SluiceError(.invalidField, "headers: at most \(Self.maximumHeaderBytes / 1024) KiB of names and values in all")
+        }
         for (name, value) in headers {
             guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
                 throw SluiceError(.invalidField, "header name \(name.debugDescription) is not a valid HTTP field name")
@@ -84,8 +90,16 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         }
     }
 
-    /// An absolute http or https URL with a host.
+    /// CONTRACT §6's input limits: what one job may make the service store and send.
+    public static let maximumURLBytes = 8 << 10
+    public static let maximumHeaderCount = 64
+    public static let maximumHeaderBytes = 8 << 10
+
+    /// An absolute http or https URL with a host, at most 8 KiB.
     public static func validateURL(_ text: String) throws {
+        guard text.utf8.count <= maximumURLBytes else {
+            throw SluiceError(.invalidURL, "url is longer than \(maximumURLBytes / 1024) KiB")
+        }
         guard let colon = text.firstIndex(of: ":") else {
             throw SluiceError(.invalidURL, "url must be an absolute http or https URL")
         }

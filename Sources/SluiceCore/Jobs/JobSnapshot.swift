@@ -2,7 +2,7 @@ import Foundation
 
 /// A job as the API returns it, the store persists it and the dashboard renders it.
 /// Runtime handles (tasks, clients, files) never live here.
-public struct JobSnapshot: Sendable, Equatable, Codable {
+public struct JobSnapshot: Sendable, Equatable, Decodable {
     public var id: String
     public var url: String
     public var state: JobState
@@ -72,27 +72,29 @@ public struct JobSnapshot: Sendable, Equatable, Codable {
         case sha256, path, error, priority, createdAt, updatedAt, completedAt
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(url, forKey: .url)
-        try container.encode(state, forKey: .state)
-        try container.encode(filename, forKey: .filename)
-        try container.encode(bytesTotal, forKey: .bytesTotal)
-        try container.encode(bytesDone, forKey: .bytesDone)
-        // Rounded down, so that 1 means done and never "almost done".
-        try container.encode(progress.map { ($0 * 10_000).rounded(.down) / 10_000 }, forKey: .progress)
-        try container.encode(state == .running ? speed.rounded() : 0, forKey: .speed)
-        try container.encode(state == .running ? eta.map { ($0 * 10).rounded() / 10 } : nil, forKey: .eta)
-        try container.encode(connections, forKey: .connections)
-        try container.encode(resumable, forKey: .resumable)
-        try container.encode(sha256, forKey: .sha256)
-        try container.encode(path, forKey: .path)
-        try container.encode(error, forKey: .error)
-        try container.encode(priority, forKey: .priority)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-        try container.encode(completedAt, forKey: .completedAt)
+    /// The job as the API shows it, keys in CONTRACT §2's order.
+    public var json: JSONValue {
+        .object([
+            ("id", .string(id)),
+            ("url", .string(url)),
+            ("state", .string(state.rawValue)),
+            ("filename", JSONValue(filename)),
+            ("bytesTotal", JSONValue(bytesTotal)),
+            ("bytesDone", .integer(bytesDone)),
+            // Rounded down, so that 1 means done and never "almost done".
+            ("progress", JSONValue(progress.map { ($0 * 10_000).rounded(.down) / 10_000 })),
+            ("speed", .number(state == .running ? speed.rounded() : 0)),
+            ("eta", JSONValue(state == .running ? eta.map { ($0 * 10).rounded() / 10 } : nil)),
+            ("connections", JSONValue(connections)),
+            ("resumable", .bool(resumable)),
+            ("sha256", JSONValue(sha256)),
+            ("path", JSONValue(path)),
+            ("error", error.map { .object([("code", .string($0.code)), ("message", .string($0.message))]) } ?? .null),
+            ("priority", JSONValue(priority)),
+            ("createdAt", JSONValue(createdAt)),
+            ("updatedAt", JSONValue(updatedAt)),
+            ("completedAt", JSONValue(completedAt)),
+        ])
     }
 
     public init(from decoder: any Decoder) throws {

@@ -1,0 +1,80 @@
+import HTTPTypes
+import Hummingbird
+import SluiceCore
+
+/// What a browser on the same machine could be tricked into (CONTRACT §6):
+/// - DNS rebinding: a page on `attacker.example` whose name now resolves to 127.0.0.1 sends
+///   `Host: attacker.example`. When the `Host` must be checked, only loopback names and the
+///   `--allowed-hosts` list are answered; anything else gets 421.
+/// - CSRF: a page of another site posting to the API. A state-changing request whose
+///   `Origin` is not this service's own origin gets 403.
+struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// Nil when any `Host` is answered (a token is set, no list was given).
+    let allowedHosts: Set<String>?
+
+    static var stateChangingMethods: Set<HTTPRequest.Method> { [.post, .put, .patch, .delete] }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let host = request.head.authority  // HTTP/1 `Host`, or HTTP/2 `:authority`
+        if let allowedHosts, let host, let name = HostName(authority: host), !name.isLoopback,
+            !allowedHosts.contains(name.host)
+        {
+            throw SluiceError(.misdirectedRequest, "this service does not answer for the host \(name.host)")
+        }
+        if Self.stateChangingMethods.contains(request.method), let origin = request.headers[.origin],
+            !Self.isSameOrigin(origin, host: host)
+        {
+            throw SluiceError(.crossOrigin, "a request from another site's page may not change anything here")
+        }
+        return try await next(request, context)
+    }
+
+    /// Whether `Origin` names the same host and port the request was sent to.
+    static func isSameOrigin(_ origin: String, host: String?) -> Bool {
+        guard let host, let target = HostName(authority: host) else { return false }
+        let parts = origin.split(separator: "://", maxSplits: 1)
+        guard parts.count == 2, let source = HostName(authority: parts[1]) else { return false }
+        let scheme = parts[0].lowercased()
+        guard scheme == "http" || scheme == "https" else { return false }
+        // A `Host` without a port was sent to the default port of the page's own scheme.
+        let defaultPort = scheme == "https" ? 443 : 80
+        return source.host == target.host && (source.port ?? defaultPort) == (target.port ?? defaultPort)
+    }
+}
+
+/// A `Host` header or an origin's authority split into a lowercased host and a port.
+struct HostName: Equatable {
+    var host: String
+    var port: Int?
+
+    init?(authority: some StringProtocol) {
+        var text = authority.lowercased()
+        guard !text.isEmpty, !text.contains("/"), !text.contains("@") else { return nil }
+        var port: Int?
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            let rest = text[text.index(after: close)...]
+            if rest.hasPrefix(":") {
+                guard let value = Int(rest.dropFirst()), (0...65535).contains(value) else { return nil }
+                port = value
+            } else if !rest.isEmpty {
+                return nil
+            }
+            text = String(text[...close])
+        } else if let colon = text.lastIndex(of: ":") {
+            guard let value = Int(text[text.index(after: colon)...]), (0...65535).contains(value) else { return nil }
+            port = value
+            text = String(text[..<colon])
+        }
+        if text.hasSuffix(".") { text.removeLast() }
+        guard !text.isEmpty else { return nil }
+        self.host = text
+        self.port = port
+    }
+
+    /// `localhost`, a name under `.localhost`, 127.0.0.0/8 or ::1 (RFC 6761 §6.3).
+    var isLoopback: Bool {
+        if host == "localhost" || host.hasSuffix(".localhost") { return true }
+        return IPAddress(host: host)?.isLoopback ?? false
+    }
+}
