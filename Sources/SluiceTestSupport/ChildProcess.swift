@@ -29,9 +29,18 @@ public final class ChildProcess: @unchecked Sendable {
         return testBinary.appendingPathComponent("sluice").path
     }
 
-    public init(arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: Self.sluiceExecutable)
-        process.arguments = arguments
+    /// Runs `sluice ARGUMENTS`, or, with `openFileLimit`, the same under `prlimit` with that
+    /// soft limit on open files.
+    public init(
+        arguments: [String], environment: [String: String] = [:], directory: String? = nil, openFileLimit: Int? = nil
+    ) throws {
+        if let openFileLimit {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+            process.arguments = ["--nofile=\(openFileLimit):", Self.sluiceExecutable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.sluiceExecutable)
+            process.arguments = arguments
+        }
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
         process.environment = env

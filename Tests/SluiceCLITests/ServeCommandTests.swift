@@ -44,8 +44,43 @@ import Testing
         }
     }
 
+    @Test func anEmptyTokenIsRefused() async throws {
+        for (arguments, environment) in [(["--token", ""], [:]), ([], ["SLUICE_TOKEN": ""])] {
+            let run = try ChildProcess(
+                arguments: ["serve", "--port", "0", "--data", NSTemporaryDirectory() + "unused"] + arguments, environment: environment
+            )
+            let (status, stdout, stderr) = try await run.finish(timeout: .seconds(10))
+            #expect(status != 0)
+            #expect(stderr.contains("token is empty"), "\(stderr)")
+            #expect(!stdout.contains("listening"))
+        }
+    }
+
+    /// Under a low soft limit on open files, idle connections used to use up every
+    /// descriptor, and `/healthz` stopped answering; the limit is raised at start.
+    @Test func idleConnectionsDoNotUseUpTheFileLimit() async throws {
+        try await withTemporaryDirectory { directory in
+            let run = try ChildProcess(
+                arguments: ["serve", "--port", "0", "--data", directory.path + "/data"], openFileLimit: 256
+            )
+            let line = try await run.waitForLine(containing: "listening on http://127.0.0.1:")
+            let port = Int(line.split(separator: ":").last!.trimmingCharacters(in: .whitespacesAndNewlines))!
+            let idle = IdleConnections()
+            try idle.open(400, port: port, sending: "GET / HTTP/1.1\r\n")
+            let start = ContinuousClock.now
+            #expect(try await RawHTTPClient.request(port: port, path: "/healthz").status == 200)
+            #expect(ContinuousClock.now - start < .seconds(2))
+            idle.closeAll()
+            run.signal(SIGTERM)
+            #expect(try await run.finish(timeout: .seconds(10)).status == 0)
+        }
+    }
+
     @Test func badConfigurationIsAClearError() async throws {
-        for environment in [["SLUICE_PORT": "eighty"], ["SLUICE_MAX_ACTIVE": "0"], ["SLUICE_LIMIT_RATE": "fast"]] {
+        for environment in [
+            ["SLUICE_PORT": "eighty"], ["SLUICE_MAX_ACTIVE": "0"], ["SLUICE_LIMIT_RATE": "fast"],
+            ["SLUICE_ALLOW_PRIVATE_NETWORKS": "maybe"], ["SLUICE_MAX_CONNECTIONS": "1"],
+        ] {
             let run = try ChildProcess(arguments: ["serve", "--data", NSTemporaryDirectory() + "unused"], environment: environment)
             let (status, _, stderr) = try await run.finish(timeout: .seconds(10))
             #expect(status != 0)

@@ -1,0 +1,133 @@
+import AsyncHTTPClient
+import DownloadEngine
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import SluiceCore
+import SluiceTestSupport
+import Synchronization
+import Testing
+
+/// CONTRACT §6 on every request a download makes: the address connected to (each redirect
+/// hop included) is checked, and credentials stay with the job URL's origin.
+@Suite struct FetcherTests {
+    /// Headers each path received, as `path: [header: value]`.
+    final class HeaderLog: Sendable {
+        private let entries = Mutex<[(path: String, headers: HTTPFields)]>([])
+        func record(_ request: Request) { entries.withLock { $0.append((request.uri.path, request.headers)) } }
+        var all: [(path: String, headers: HTTPFields)] { entries.withLock { $0 } }
+        func headers(_ path: String) -> [HTTPFields] { all.filter { $0.path == path }.map(\.headers) }
+    }
+
+    /// A server on `host` that answers `/to?url=U` with a 302 to U and anything else with "ok",
+    /// logging every request's headers.
+    static func withRedirector<T: Sendable>(
+        host: String, log: HeaderLog, _ body: @Sendable (Int) async throws -> T
+    ) async throws -> T {
+        let router = Router()
+        router.get("/to") { request, _ -> Response in
+            log.record(request)
+            let target = request.uri.queryParameters.get("url") ?? "/"
+            return Response(status: .found, headers: [.location: target, .contentLength: "0"])
+        }
+        router.get("/**") { request, _ -> String in
+            log.record(request)
+            return "ok"
+        }
+        return try await withRunningServer(router: router, host: host, body)
+    }
+
+    static func get(_ fetcher: Fetcher, _ url: String, headers: [String: String] = [:]) async throws -> Fetcher.Fetched {
+        var request = HTTPClientRequest(url: url)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        return try await fetcher.execute(request, credentialsOrigin: url, deadline: NIODeadline.now() + .seconds(10), logger: Logger(label: "test"))
+    }
+
+    static let loopbackOnlyFirstHop = TargetPolicy(allowsPrivateNetworks: false, exceptions: [IPAddress(host: "127.0.0.1")!])
+
+    @Test func aRedirectToARefusedAddressIsNeverFollowed() async throws {
+        let first = HeaderLog()
+        let second = HeaderLog()
+        try await Self.withRedirector(host: "127.0.0.1", log: first) { firstPort in
+            try await Self.withRedirector(host: "127.0.0.2", log: second) { secondPort in
+                let target = "http://127.0.0.2:\(secondPort)/secret"
+                let start = "http://127.0.0.1:\(firstPort)/to?url=\(target)"
+                let guarded = Fetcher(policy: Self.loopbackOnlyFirstHop, stallTimeout: 5)
+                await #expect(throws: SluiceError(.forbiddenTarget, TargetPolicy.refusal(host: "127.0.0.2").message)) {
+                    _ = try await Self.get(guarded, start)
+                }
+                try await guarded.shutdown()
+                #expect(first.all.count == 1)
+                #expect(second.all.isEmpty)
+
+                // Allowed, the same chain reaches the second server, and says where it ended.
+                let open = Fetcher(policy: .allowAll, stallTimeout: 5)
+                let fetched = try await Self.get(open, start)
+                #expect(fetched.response.status == .ok)
+                #expect(fetched.url == target)
+                try await open.shutdown()
+                #expect(second.all.count == 1)
+            }
+        }
+    }
+
+    @Test func literalAddressesAreCheckedInEveryFormTheResolverAccepts() async throws {
+        let fetcher = Fetcher(policy: .publicOnly, stallTimeout: 5)
+        for host in ["127.0.0.1", "2130706433", "0x7f.1", "127.1", "[::1]", "[::ffff:127.0.0.1]", "0.0.0.0", "localhost", "169.254.169.254"] {
+            await #expect(throws: SluiceError.self, "\(host)") {
+                _ = try await Self.get(fetcher, "http://\(host):1/")
+            }
+            do {
+                _ = try await Self.get(fetcher, "http://\(host):1/")
+            } catch let error as SluiceError {
+                #expect(error.code == .forbiddenTarget, "\(host): \(error)")
+            }
+        }
+        try await fetcher.shutdown()
+    }
+
+    @Test func tooManyRedirectsStopAtTen() async throws {
+        let log = HeaderLog()
+        try await Self.withRedirector(host: "127.0.0.1", log: log) { port in
+            // Eleven nested redirects: /to?url=/to?url=... (each level encoded once more).
+            var url = "http://127.0.0.1:\(port)/end"
+            for _ in 0..<11 {
+                url = "http://127.0.0.1:\(port)/to?url=" + url.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            }
+            let fetcher = Fetcher(stallTimeout: 5)
+            await #expect(throws: SluiceError(.tooManyRedirects, "more than 10 redirects")) { _ = try await Self.get(fetcher, url) }
+            try await fetcher.shutdown()
+        }
+    }
+
+    @Test func credentialsGoOnlyToTheJobURLsOrigin() async throws {
+        let home = HeaderLog()
+        let away = HeaderLog()
+        try await Self.withRedirector(host: "127.0.0.1", log: home) { homePort in
+            try await Self.withRedirector(host: "127.0.0.1", log: away) { awayPort in
+                let fetcher = Fetcher(stallTimeout: 5)
+                let back = "http://127.0.0.1:\(homePort)/back"
+                let start = "http://127.0.0.1:\(homePort)/to?url=http://127.0.0.1:\(awayPort)/to?url=\(back)"
+                let credentials = ["Authorization": "Bearer secret", "Cookie": "session=1", "Proxy-Authorization": "Basic x", "X-Other": "kept"]
+                let fetched = try await Self.get(fetcher, start, headers: credentials)
+                #expect(fetched.url == back)
+                try await fetcher.shutdown()
+                for fields in away.all.map(\.headers) {
+                    #expect(fields[.authorization] == nil)
+                    #expect(fields[.cookie] == nil)
+                    #expect(fields[HTTPField.Name("Proxy-Authorization")!] == nil)
+                    #expect(fields[HTTPField.Name("X-Other")!] == "kept")
+                }
+                #expect(away.all.count == 1)
+                // Back at the job's own origin, its credentials are sent again.
+                for fields in home.all.map(\.headers) {
+                    #expect(fields[.authorization] == "Bearer secret")
+                    #expect(fields[.cookie] == "session=1")
+                }
+                #expect(home.all.count == 2)
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import SluiceAPI
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+/// CONTRACT §6, connections: idle and half-sent connections cannot starve the API.
+@Suite(.serialized) struct ConnectionLimitTests {
+    @Test func twoThousandHalfOpenConnectionsLeaveTheAPIAnswering() async throws {
+        OpenFileLimit.raiseToHardLimit()
+        try await ServiceHarness.with(token: "t") { (service: ServiceHarness) async throws in
+            let idle = IdleConnections()
+            defer { idle.closeAll() }
+            try idle.open(1000, port: service.port)
+            try idle.open(1000, port: service.port, sending: "GET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            #expect(idle.descriptors.count == 2000)
+            for path in ["/healthz", "/jobs"] {
+                let start = ContinuousClock.now
+                let reply = try await service.raw("GET", path, authorized: true)
+                let elapsed = ContinuousClock.now - start
+                #expect(reply.status == 200)
+                #expect(elapsed < .seconds(2), "\(path) took \(elapsed)")
+            }
+            // None of them was answered or dropped while they were within their deadline.
+            #expect(await idle.closedByServer(within: 0.2) == 0)
+        }
+    }
+
+    @Test func silentAndHalfSentConnectionsAreClosedAtTheHeadDeadline() async throws {
+        try await ServiceHarness.with(configure: {
+            $0.requestHeadTimeout = .milliseconds(300)
+            $0.idleTimeout = .milliseconds(600)
+        }) { (service: ServiceHarness) async throws in
+            let silent = IdleConnections()
+            let halfSent = IdleConnections()
+            defer {
+                silent.closeAll()
+                halfSent.closeAll()
+            }
+            try silent.open(20, port: service.port)
+            try halfSent.open(20, port: service.port, sending: "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            #expect(await silent.closedByServer(within: 5) == 20)
+            #expect(await halfSent.closedByServer(within: 5) == 20)
+        }
+    }
+
+    @Test func idleKeepAliveConnectionsCloseButEventStreamsStay() async throws {
+        try await ServiceHarness.with(configure: {
+            $0.requestHeadTimeout = .milliseconds(300)
+            $0.idleTimeout = .milliseconds(300)
+        }) { (service: ServiceHarness) async throws in
+            // A stream opened now outlives several idle timeouts and still carries events.
+            var request = HTTPClientRequest(url: service.base + "/events")
+            request.headers.add(name: "Accept", value: "text/event-stream")
+            let response = try await service.client.execute(request, timeout: .seconds(10))
+            #expect(response.status == .ok)
+            var body = response.body.makeAsyncIterator()
+            _ = try await body.next()
+            try await Task.sleep(for: .seconds(1.2))
+            _ = try await service.create(["url": "http://127.0.0.1:1/late", "paused": true])
+            var seen = ""
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !seen.contains("/late"), ContinuousClock.now < deadline, let buffer = try await body.next() {
+                seen += String(buffer: buffer)
+            }
+            #expect(seen.contains("/late"))
+
+            // A keep-alive connection that answered one request and then sits idle is closed.
+            let keepAlive = IdleConnections()
+            defer { keepAlive.closeAll() }
+            try keepAlive.open(1, port: service.port, sending: "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(await keepAlive.closedByServer(within: 5) == 1)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import SluiceCore
+import Testing
+
+@Suite struct TargetPolicyTests {
+    @Test(arguments: [
+        // Every spelling the system resolver reads as a loopback or metadata address.
+        ("127.0.0.1", "127.0.0.1"), ("2130706433", "127.0.0.1"), ("0x7f000001", "127.0.0.1"), ("0x7f.1", "127.0.0.1"),
+        ("127.1", "127.0.0.1"), ("0177.0.0.1", "127.0.0.1"), ("[::1]", "::1"), ("::1", "::1"),
+        ("[::ffff:169.254.169.254]", "::ffff:169.254.169.254"), ("169.254.169.254", "169.254.169.254"),
+        ("[fe80::1%25eth0]", "fe80::1"), ("0", "0.0.0.0"),
+    ])
+    func literalsParseAsTheResolverReadsThem(host: String, canonical: String) throws {
+        let address = try #require(IPAddress(host: host))
+        #expect(address.description == canonical)
+        #expect(!TargetPolicy.publicOnly.allows(address))
+        #expect(TargetPolicy.allowAll.allows(address))
+    }
+
+    @Test(arguments: ["example.com", "localhost", "1.2.3.4.5", "::g", "[::1", "", "127.0.0.1 ", "1.2.3.4x"])
+    func namesAreNotLiterals(host: String) {
+        #expect(IPAddress(host: host) == nil)
+    }
+
+    @Test(arguments: [
+        ("10.0.0.1", false), ("172.16.0.1", false), ("172.31.255.255", false), ("172.32.0.1", true),
+        ("192.168.0.1", false), ("100.64.0.1", false), ("100.128.0.1", true), ("169.254.1.1", false),
+        ("224.0.0.1", false), ("255.255.255.255", false), ("240.0.0.1", false), ("0.1.2.3", false),
+        ("8.8.8.8", true), ("1.1.1.1", true), ("93.184.216.34", true),
+        ("::", false), ("fc00::1", false), ("fd12:3456::1", false), ("fe80::1", false), ("ff02::1", false),
+        ("::ffff:10.0.0.1", false), ("::ffff:8.8.8.8", true), ("64:ff9b::a9fe:a9fe", false), ("64:ff9b::808:808", true),
+        ("2002:7f00:1::", false), ("2002:808:808::", true), ("2001:db8::1", false), ("2606:4700::1111", true),
+        ("::127.0.0.1", false),
+    ])
+    func rangesOfContract6(host: String, isPublic: Bool) throws {
+        let address = try #require(IPAddress(host: host))
+        #expect(address.isGlobal == isPublic, "\(host)")
+    }
+
+    @Test func exceptionsAllowOneAddressOnly() throws {
+        let mirror = try #require(IPAddress(host: "10.0.0.5"))
+        let policy = TargetPolicy(allowsPrivateNetworks: false, exceptions: [mirror])
+        #expect(policy.allows(mirror))
+        #expect(!policy.allows(try #require(IPAddress(host: "10.0.0.6"))))
+    }
+
+    @Test func loopbackNames() throws {
+        #expect(try #require(IPAddress(host: "127.9.9.9")).isLoopback)
+        #expect(try #require(IPAddress(host: "::ffff:127.0.0.1")).isLoopback)
+        #expect(!(try #require(IPAddress(host: "128.0.0.1")).isLoopback))
+    }
+}
+
+@Suite struct JSONValueTests {
+    @Test func keepsKeyOrderAndEscapes() {
+        let value = JSONValue.object([
+            ("z", .string("a\"b\\c\n\u{1}/é")), ("a", .integer(-3)), ("n", .null), ("d", .number(104_857_600)),
+            ("f", .number(0.0488)), ("x", .number(.nan)), ("l", .array([.bool(true), .bool(false)])),
+        ])
+        #expect(value.text == #"{"z":"a\"b\\c\n\u0001/é","a":-3,"n":null,"d":104857600,"f":0.0488,"x":null,"l":[true,false]}"#)
+    }
+
+    @Test func datesAreISO8601InUTC() {
+        #expect(JSONValue(Date(timeIntervalSince1970: 1_795_341_600.9)) == .string("2026-11-22T10:00:00Z"))
+        #expect(JSONValue(Date(timeIntervalSince1970: 0)) == .string("1970-01-01T00:00:00Z"))
+        #expect(JSONValue(nil as Date?) == .null)
+    }
+}
