@@ -33,4 +33,43 @@ import Testing
             }
         }
     }
+
+    /// A store that cannot write answers 503 with the JSON body, never an empty 500, and
+    /// shows no path of the service's own.
+    @Test(.enabled(if: SmallFileSystem.available, "mounting a tmpfs is not permitted here: a full store is not tested"))
+    func aFullStoreAnswers503AndRecovers() async throws {
+        try await withTemporaryDirectory { directory in
+            let data = directory.path + "/small"
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            #expect(SmallFileSystem.mount(data, megabytes: 4))
+            defer { SmallFileSystem.unmount(data) }
+            try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
+                let filler = data + "/filler"
+                let chunk = [UInt8](repeating: 7, count: 64 << 10)
+                let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+                while write(fd, chunk, chunk.count) > 0 {}
+                close(fd)
+                let url = "http://127.0.0.1:1/" + String(repeating: "u", count: 8000)
+                var statuses: [Int] = []
+                for _ in 0..<80 {
+                    let reply = try await service.request(.POST, "/jobs", json: #"{"url":"\#(url)","paused":true}"#)
+                    statuses.append(reply.status)
+                    if reply.status == 503 {
+                        #expect(reply.errorCode == "store_unavailable")
+                        let text = String(decoding: reply.body, as: UTF8.self)
+                        #expect(!text.contains(data), "\(text)")
+                        break
+                    }
+                }
+                #expect(statuses.allSatisfy { $0 == 201 || $0 == 503 }, "\(statuses)")
+                #expect(statuses.last == 503, "\(statuses)")
+                #expect(try await service.request(.GET, "/healthz").status == 200)
+                // Every job the API reported as created is there; the refused one is not.
+                let listed = (try await service.request(.GET, "/jobs?limit=1000").json()["jobs"] as? [Any])?.count
+                #expect(listed == statuses.filter { $0 == 201 }.count)
+                unlink(filler)
+                #expect(try await service.request(.POST, "/jobs", json: #"{"url":"http://127.0.0.1:1/x","paused":true}"#).status == 201)
+            }
+        }
+    }
 }
