@@ -52,7 +52,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$base/jobs")
 [ "$code" = 401 ] && echo "GET /jobs without token: 401"
 
 job=$(curl -fsS -X POST "$base/jobs" -H 'Authorization: Bearer check-token' -H 'Content-Type: application/json' \
-    -d "{\"url\":\"$base/testdata/64M?seed=3\",\"connections\":4}")
+    -d "{\"url\":\"$base/testdata/64M?seed=3\",\"connections\":4,\"headers\":{\"Authorization\":\"Bearer check-token\"}}")
 id=$(echo "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 for _ in $(seq 300); do
     state=$(curl -fsS "$base/jobs/$id" -H 'Authorization: Bearer check-token' | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["state"])')
