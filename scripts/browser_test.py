@@ -487,7 +487,9 @@ def run(results, shots, root):
                 }
                 return Math.max(...times);""")
             results.check(f"filtering 1,000 jobs takes {timing:.0f} ms (< 100 ms)", timing < 100, timing)
-            live = token_server.create(url=f"{token_server.url}/testdata/4M?rate=1M", filename="with-token.bin")
+            # The service's own /testdata needs the token too: the job carries it.
+            live = token_server.create(url=f"{token_server.url}/testdata/4M?rate=1M", filename="with-token.bin",
+                                       headers={"Authorization": f"Bearer {TOKEN}"})
             page.wait(lambda: (page.row("with-token.bin") or {}).get("state") == "completed", 15, "not completed")
             results.check("with 1,000 rows a new job still shows up and runs to 100 %",
                           page.row("with-token.bin")["value"] == 100)
