@@ -77,12 +77,23 @@ struct JobsController {
 }
 
 extension Router {
+    /// Every method NIO's HTTP/1 parser lets through (others are refused by the parser with
+    /// 400): each gets its 405 on a known path, not a 404.
+    static var parsedMethods: [HTTPRequest.Method] {
+        [.get, .post, .put, .patch, .delete, .options, .trace, .connect]
+            + [
+                "COPY", "LOCK", "MKCOL", "MOVE", "PROPFIND", "PROPPATCH", "SEARCH", "UNLOCK", "BIND", "REBIND", "UNBIND",
+                "ACL", "REPORT", "MKACTIVITY", "CHECKOUT", "MERGE", "M-SEARCH", "NOTIFY", "SUBSCRIBE", "UNSUBSCRIBE",
+                "PURGE", "MKCALENDAR", "LINK", "UNLINK", "SOURCE", "QUERY",
+            ].compactMap { HTTPRequest.Method($0) }
+    }
+
     /// Answers 405 with `Allow` for the methods a known path does not support.
     func allowOnly(_ methods: [HTTPRequest.Method], at path: RouterPath) {
         var allowed = methods
         if methods.contains(.get) { allowed.append(.head) }
         let allow = allowed.map(\.rawValue).joined(separator: ", ")
-        for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete, .options, .trace] where !methods.contains(method) {
+        for method in Self.parsedMethods where !methods.contains(method) {
             on(path, method: method) { _, _ -> Response in
                 SluiceError(.methodNotAllowed, "\(path) allows \(allow)").response(headers: [.allow: allow])
             }

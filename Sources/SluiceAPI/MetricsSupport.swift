@@ -10,12 +10,16 @@ import SluiceCore
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let factory: any MetricsFactory
 
+    static var knownMethods: Set<HTTPRequest.Method> { [.get, .head, .post, .put, .patch, .delete, .options, .trace, .connect] }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         var status = 500
         defer {
             let route = context.endpointPath ?? "unmatched"
-            let dimensions = [("method", request.method.rawValue), ("route", route), ("status", String(status))]
+            // Known methods only: a client inventing methods must not invent metric series.
+            let method = Self.knownMethods.contains(request.method) ? request.method.rawValue : "other"
+            let dimensions = [("method", method), ("route", route), ("status", String(status))]
             Timer(label: "sluice_http_request_duration_seconds", dimensions: dimensions, factory: factory)
                 .recordNanoseconds((ContinuousClock.now - start).nanoseconds)
         }

@@ -76,6 +76,21 @@ import Testing
         }
     }
 
+    @Test func inventedMethodsDoNotInventMetricSeries() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            // Methods the HTTP parser does not know never reach the routes.
+            #expect(try await service.raw("M7THOD", "/jobs").status == 400)
+            for method in ["PROPFIND", "MKCOL", "PURGE", "QUERY", "LINK"] {
+                let reply = try await service.raw(method, "/jobs")
+                #expect(reply.status == 405, "\(method)")
+                #expect(reply.header("Allow") == "GET, POST, HEAD")
+            }
+            let text = String(decoding: try await service.request(.GET, "/metrics").body, as: UTF8.self)
+            #expect(!text.contains("PROPFIND"))
+            #expect(text.contains(#"method="other""#))
+        }
+    }
+
     @Test func jobJSONKeepsTheContractsKeyOrder() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let id = try await service.create(["url": "http://127.0.0.1:1/x", "paused": true])["id"] as! String
