@@ -68,8 +68,15 @@ public struct RangeOrigin: Sendable {
             try await Task.sleep(for: .milliseconds(delay))
         }
         if let status = options.status, faultCounters.next(request.uri.string) <= options.times {
-            var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
+            var headers: HTTPFields = [:]
             if let retry = options.retryAfter { headers[.retryAfter] = String(retry) }
+            // 204, 205 and 304 carry no content (RFC 9110 §15.3.5, §15.3.6, §15.4.5): bytes
+            // after their head would be read as the start of the next response.
+            guard ![204, 205, 304].contains(status) else {
+                if status == 205 { headers[.contentLength] = "0" }
+                return Response(status: HTTPResponse.Status(code: status), headers: headers)
+            }
+            headers[.contentType] = "text/plain; charset=utf-8"
             return Response(
                 status: HTTPResponse.Status(code: status), headers: headers,
                 body: ResponseBody(byteBuffer: ByteBuffer(string: "injected status \(status)\n"))

@@ -137,7 +137,8 @@ func buildRouter(
             )
         }
         router.allowOnly([.get], at: "/openapi.yaml")
-        // Last, so that it applies only to paths no route matched: the dashboard's files.
+        // Last, so that they apply only to paths no route matched: the dashboard's files.
+        router.add(middleware: StaticFilesMethodMiddleware(directory: publicDirectory))
         router.add(middleware: FileMiddleware(publicDirectory, searchForIndexHtml: true))
     }
     return router

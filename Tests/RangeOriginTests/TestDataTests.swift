@@ -92,6 +92,22 @@ import Testing
         }
     }
 
+    /// 204, 205 and 304 have no content: bytes after their head would be taken for the
+    /// next response on a keep-alive connection.
+    @Test(arguments: [204, 205, 304])
+    func injectedStatusesWithoutContentSendNone(status: Int) async throws {
+        try await Self.withTestOrigin { (port: Int) async throws in
+            let raw = try await RawHTTPClient.exchange(
+                port: port,
+                request: Array("GET /testdata/10?status=\(status) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+            )
+            let text = String(decoding: raw, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 \(status)"))
+            #expect(text.hasSuffix("\r\n\r\n"), "\(text.debugDescription)")
+            #expect(!text.contains("injected"))
+        }
+    }
+
     @Test func norangeIgnoresRangeAndIfRange() async throws {
         try await Self.withTestOrigin { (port: Int) async throws in
             let response = try await RawHTTPClient.request(

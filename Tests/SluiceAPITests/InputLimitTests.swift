@@ -69,6 +69,13 @@ import Testing
                 #expect(reply.header("Allow") == allow, "\(method) \(path)")
                 #expect(String(decoding: reply.body, as: UTF8.self).contains(#""code":"method_not_allowed""#))
             }
+            // The dashboard's files too, and without the token: they are open.
+            for (method, path) in [("TRACE", "/"), ("POST", "/index.html"), ("DELETE", "/js/app.js"), ("QUERY", "/css/base.css")] {
+                let reply = try await service.raw(method, path)
+                #expect(reply.status == 405, "\(method) \(path)")
+                #expect(reply.header("Allow") == "GET, HEAD")
+            }
+            #expect(try await service.raw("POST", "/no-such-file.js").status == 404)
             // Open routes answer 405 without the token; guarded ones ask for it first.
             #expect(try await service.raw("TRACE", "/healthz").status == 405)
             #expect(try await service.raw("POST", "/openapi.yaml").status == 405)

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# Property-based API tests: runs schemathesis (every check; the examples, coverage, fuzzing
+# and stateful phases) against a fresh `sluice serve` built by scripts/test.sh, using the
+# OpenAPI document the service itself serves at /openapi.yaml. Exits non-zero when
+# schemathesis reports any failure or error.
+#
+# It never builds: it uses .build/debug/sluice (or $SLUICE_BIN) and waits for it to appear
+# (up to $SLUICE_BIN_WAIT seconds, default 1200) when another process is still building.
+#
+# The service and schemathesis run inside a network namespace of their own that has only
+# a loopback interface (`unshare -n`, needs root or user namespaces), so that the job URLs
+# the fuzzer invents reach nothing outside this machine. When no namespace can be made,
+# it says so and runs on the host's loopback.
+#
+# Knobs (environment): SCHEMATHESIS_MAX_EXAMPLES (default 150), SCHEMATHESIS_SEED,
+# SCHEMATHESIS_WORKERS (default 1: with more, hypothesis parses lambdas' source in several
+# threads at once, which CPython 3.11.7's `ast.parse` can fail at, "AST constructor
+# recursion depth mismatch"), SCHEMATHESIS_TIME_LIMIT (seconds for the whole
+# schemathesis run, default 480), SCHEMATHESIS_KEEP=1 (keep the temporary directory with
+# the service log and the reports), PYTHON.
+set -euo pipefail
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+cd "$(dirname "$self")/.."
+
+python=${PYTHON:-python3}
+schemathesis_version=4.32.5
+binary=${SLUICE_BIN:-.build/debug/sluice}
+token=schemathesis-token
+
+if [[ -z ${SLUICE_SCHEMATHESIS_STAGE:-} ]]; then
+    # Outside the namespace: the one step that needs the network (PyPI), then the binary.
+    if ! "$python" -c "import schemathesis, sys; sys.exit(schemathesis.__version__ != '$schemathesis_version')" 2>/dev/null; then
+        echo "Installing schemathesis $schemathesis_version"
+        "$python" -m pip install --quiet --disable-pip-version-check "schemathesis==$schemathesis_version" >/dev/null
+    fi
+    waited=0
+    until [[ -x $binary ]] && "$binary" --help >/dev/null 2>&1; do
+        if (( waited >= ${SLUICE_BIN_WAIT:-1200} )); then
+            echo "schemathesis.sh: $binary is missing; build it first (scripts/test.sh)" >&2
+            exit 1
+        fi
+        (( waited == 0 )) && echo "Waiting for $binary (built by scripts/test.sh) ..."
+        sleep 10
+        waited=$(( waited + 10 ))
+    done
+    if unshare -n true 2>/dev/null; then
+        echo "Running in a loopback-only network namespace"
+        exec unshare -n env SLUICE_SCHEMATHESIS_STAGE=netns "$self" "$@"
+    fi
+    echo "WARNING: cannot create a network namespace (unshare -n); running on the host's loopback," \
+        "so job URLs invented by the fuzzer may reach other hosts" >&2
+    export SLUICE_SCHEMATHESIS_STAGE=host
+fi
+
+if [[ $SLUICE_SCHEMATHESIS_STAGE == netns ]]; then
+    if command -v ip >/dev/null; then
+        ip link set lo up
+    else
+        ifconfig lo up
+    fi
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-schemathesis.XXXXXX")
+server_pid=
+cleanup() {
+    local status=$?
+    if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
+        kill -TERM "$server_pid" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$server_pid" 2>/dev/null; then
+            echo "schemathesis.sh: the service did not stop within 5 s of SIGTERM" >&2
+            kill -KILL "$server_pid" 2>/dev/null || true
+            status=1
+        fi
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    if [[ $status -ne 0 && -s $work/service.log ]]; then
+        echo "--- last lines of the service log ($work/service.log) ---"
+        tail -n 40 "$work/service.log"
+    fi
+    if [[ ${SCHEMATHESIS_KEEP:-0} == 1 ]]; then
+        echo "Kept $work"
+    else
+        rm -rf "$work"
+    fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A file under the origin root, at the path of the spec's example, so that /files has
+# something to serve.
+mkdir -p "$work/data/documents/isos"
+head -c 65536 /dev/urandom >"$work/data/documents/isos/file.iso"
+
+"$binary" serve --host 127.0.0.1 --port 0 --data "$work/data" --token "$token" >"$work/service.log" 2>&1 &
+server_pid=$!
+base=
+for _ in $(seq 100); do
+    base=$(sed -n 's|^Sluice listening on \(http://127\.0\.0\.1:[0-9][0-9]*\)$|\1|p' "$work/service.log" | head -n 1)
+    [[ -n $base ]] && break
+    kill -0 "$server_pid" 2>/dev/null || { echo "schemathesis.sh: the service exited at start" >&2; exit 1; }
+    sleep 0.1
+done
+[[ -n $base ]] || { echo "schemathesis.sh: the service printed no 'Sluice listening on' line" >&2; exit 1; }
+echo "Service at $base (data in $work/data)"
+
+# Per-operation settings.
+# - The events streams never end: schemathesis reads each one for at most its request
+#   timeout (or 10 events), then checks the events it got against the ServerSentEvent schema.
+# - GET /jobs?after=ID answers 400 when ID names no job, and a generated ID never does: the
+#   hook below drops `after` from positive requests (negative ones keep it).
+# - /files and /testdata implement RFC 9110 conditional and range requests: a well-formed
+#   `If-Match`, `If-Unmodified-Since` or `Range` that does not hold is answered 412 or 416,
+#   which are right answers to valid requests.
+# - /testdata answers any status asked for with `status=` (5xx included), by design.
+cat >"$work/schemathesis.toml" <<'TOML'
+[[operations]]
+include-operation-id-regex = "^stream(Job)?Events$"
+request-timeout = 1.0
+max-stream-events = 10
+
+[[operations]]
+include-path-regex = "^/(files|testdata)/"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "412", "416", "429", "5xx"]
+
+[[operations]]
+include-path-regex = "^/testdata/"
+checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "5xx"]
+TOML
+
+# Hooks that keep every generated request bounded in time and size without changing whether
+# it is valid: /testdata can be told to answer slowly, hugely or by cutting the connection.
+# Only values the service accepts are changed, always to other accepted values.
+cat >"$work/sluice_hooks.py" <<'PY'
+import re
+
+import schemathesis
+
+_SIZE = re.compile(r"^0*([0-9]+)([KkMmGgTt]?)$")
+_SHIFT = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
+_MAX_BODY = 1 << 20  # the largest /testdata body a generated GET may ask for
+_MAX_DELAY = 200  # ms
+
+
+def _bytes(value, limit):
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return None
+    match = _SIZE.match(str(value))
+    if not match:
+        return None
+    number = int(match.group(1)) << _SHIFT[match.group(2).lower()]
+    return number if number <= limit else None
+
+
+def _positive(case):
+    meta = getattr(case, "meta", None)
+    return meta is not None and meta.generation.mode.is_positive
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    operation = case.operation
+    query = case.query if isinstance(case.query, dict) else None
+    if operation.path == "/testdata/{size}" and query is not None:
+        # `status=4xx` is answered as asked, which the positive-data check would read as the
+        # request being rejected: positive requests ask for the 5xx of the same kind instead.
+        status = _bytes(query.get("status"), 599)
+        if _positive(case) and status is not None and 400 <= status <= 499:
+            query["status"] = status + 100
+        delay = _bytes(query.get("delay"), 600_000)
+        if delay is not None and delay > _MAX_DELAY:
+            query["delay"] = _MAX_DELAY
+        if operation.method.upper() == "GET":
+            params = case.path_parameters or {}
+            size = _bytes(params.get("size"), 1 << 40)
+            if size is not None and size > _MAX_BODY:
+                params["size"] = "1M"
+            rate = _bytes(query.get("rate"), (1 << 63) - 1)
+            if rate is not None and 0 < rate < 4 * _MAX_BODY:
+                query["rate"] = "4M"
+            # A cut closes the connection abruptly, which a client sees as a network error.
+            cut = query.get("cut")
+            if isinstance(cut, str) and all(_bytes(item, (1 << 63) - 1) is not None for item in cut.split(",") if item):
+                del query["cut"]
+    elif operation.path == "/jobs" and operation.method.upper() == "GET" and query is not None:
+        # `after` must name a current job (else 400): a generated value never does.
+        if _positive(case) and isinstance(query.get("after"), str):
+            del query["after"]
+PY
+
+max_examples=${SCHEMATHESIS_MAX_EXAMPLES:-150}
+args=(
+    --config-file "$work/schemathesis.toml"
+    run "$base/openapi.yaml"
+    --checks all
+    --phases examples,coverage,fuzzing,stateful
+    --header "Authorization: Bearer $token"
+    --max-examples "$max_examples"
+    --workers "${SCHEMATHESIS_WORKERS:-1}"
+    --request-timeout 5
+    --generation-database none
+    --no-color
+    --report junit,ndjson --report-dir "$work/report"
+)
+[[ -n ${SCHEMATHESIS_SEED:-} ]] && args+=(--seed "$SCHEMATHESIS_SEED")
+
+echo "schemathesis ${args[*]}"
+set +e
+SCHEMATHESIS_HOOKS="$work/sluice_hooks.py" \
+    timeout --signal=INT --kill-after=30 "${SCHEMATHESIS_TIME_LIMIT:-480}" \
+    "$python" -m schemathesis.cli "${args[@]}"
+status=$?
+set -e
+if (( status == 124 || status == 130 )); then
+    echo "schemathesis.sh: schemathesis did not finish within ${SCHEMATHESIS_TIME_LIMIT:-480} s" >&2
+fi
+if (( status != 0 )); then
+    echo "schemathesis.sh: schemathesis reported failures or errors (exit $status)" >&2
+    exit 1
+fi
+echo "schemathesis.sh: no failures"
