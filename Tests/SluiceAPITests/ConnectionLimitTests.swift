@@ -28,6 +28,27 @@ import Testing
         }
     }
 
+    @Test func connectionsPastTheCapWaitUntilASlotFrees() async throws {
+        try await ServiceHarness.with(configure: { $0.maxConnections = 30 }) { (service: ServiceHarness) async throws in
+            let idle = IdleConnections()
+            defer { idle.closeAll() }
+            // NIO accepts a few connections per read, so the cap can be passed by a handful:
+            // twice the cap leaves no doubt. Connections past it wait in the listen backlog.
+            try idle.open(60, port: service.port)
+            let waiting = Task {
+                let reply = try await service.raw("GET", "/healthz")
+                return (reply.status, ContinuousClock.now)
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(await idle.closedByServer(within: 0.1) == 0)
+            let released = ContinuousClock.now
+            idle.closeAll()
+            let (status, answered) = try await waiting.value
+            #expect(status == 200)
+            #expect(answered > released, "answered while every slot was taken")
+        }
+    }
+
     @Test func silentAndHalfSentConnectionsAreClosedAtTheHeadDeadline() async throws {
         try await ServiceHarness.with(configure: {
             $0.requestHeadTimeout = .milliseconds(300)

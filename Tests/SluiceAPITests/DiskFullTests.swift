@@ -18,6 +18,9 @@ import Testing
                     let big = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/24M?seed=5"])["id"] as! String
                     let failed = try await service.waitFor(big) { $0["state"] as? String == "failed" }
                     #expect((failed["error"] as? [String: Any])?["code"] as? String == "no_space")
+                    // The message is for API users: no path of the service's own.
+                    let message = (failed["error"] as? [String: Any])?["message"] as? String ?? ""
+                    #expect(!message.contains(data) && !message.contains(".part"), "\(message)")
                     // The service and other jobs go on.
                     #expect(try await service.request(.GET, "/healthz").status == 200)
                     let small = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/100K"])["id"] as! String
