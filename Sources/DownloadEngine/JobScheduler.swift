@@ -172,7 +172,8 @@ public actor JobScheduler {
         schedule()
         await pending?.value
         unlink(partialPath(id))
-        if deleteFile, let path = job.path, SafeRelativePath(encoded: path) != nil {
+        // The stored name as it is: it was never percent-encoded, so `%` is a plain character.
+        if deleteFile, let path = job.path, SafeRelativePath.isPlainName(path) {
             unlink(configuration.documentsDirectory + "/" + path)
         }
         try repository.delete(id: id)

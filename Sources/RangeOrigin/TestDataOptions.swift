@@ -31,7 +31,12 @@ struct TestDataOptions: Sendable {
             }
             func flag() -> Bool { value == "1" || value == "true" }
             switch key {
-            case "seed": seed = UInt64(try number())
+            case "seed":
+                // Seeds cover the whole UInt64 range (CONTRACT §5's arithmetic wraps).
+                guard let value = UInt64(value) else {
+                    throw SluiceError(.invalidField, "seed must be a whole number in 0...\(UInt64.max)")
+                }
+                seed = value
             case "rate": rate = try number(1...Int64.max)
             case "cut":
                 cuts = try value.split(separator: ",").map { part in

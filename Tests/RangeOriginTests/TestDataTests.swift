@@ -20,7 +20,11 @@ import Testing
         }
     }
 
-    @Test(arguments: [("0", 0, UInt64(0)), ("1", 1, 0), ("9", 9, 3), ("1000", 1000, 0), ("1K", 1024, 77), ("1M", 1 << 20, 5)])
+    @Test(arguments: [
+        ("0", 0, UInt64(0)), ("1", 1, 0), ("9", 9, 3), ("1000", 1000, 0), ("1K", 1024, 77), ("1M", 1 << 20, 5),
+        // Seeds past Int64.max: CONTRACT §5 takes the whole UInt64 range.
+        ("100", 100, UInt64(1) << 63), ("100", 100, UInt64.max), ("64K", 64 << 10, UInt64.max - 3),
+    ])
     func wholeBodies(size: String, count: Int, seed: UInt64) async throws {
         try await Self.withTestOrigin { (port: Int) async throws in
             let response = try await RawHTTPClient.request(port: port, path: "/testdata/\(size)?seed=\(seed)")

@@ -11,6 +11,12 @@ import Testing
         (".hidden", "hidden"),
         ("tab\there", "tab_here"),
         ("caf\u{E9}.txt", "caf\u{E9}.txt"),
+        // Invisible format characters and C1 controls go: what is shown is what is saved.
+        ("evil\u{202E}txt.exe", "eviltxt.exe"),
+        ("a\u{200B}b\u{FEFF}c\u{2066}.pdf", "abc.pdf"),
+        ("c1\u{85}\u{9B}x.bin", "c1x.bin"),
+        // Joiners that emoji and several scripts need stay.
+        ("\u{1F468}\u{200D}\u{1F469}.png", "\u{1F468}\u{200D}\u{1F469}.png"),
     ])
     func sanitizes(raw: String, expected: String) {
         #expect(FileNameSanitizer.sanitize(raw) == expected)
@@ -27,7 +33,7 @@ import Testing
         #expect(name.hasSuffix(".iso"))
     }
 
-    @Test(arguments: ["a/b", "a\\b", "a\u{0}b", ".", "..", "", "a\nb"])
+    @Test(arguments: ["a/b", "a\\b", "a\u{0}b", ".", "..", "", "a\nb", "evil\u{202E}txt.exe", "x\u{9B}y", "bom\u{FEFF}"])
     func userNamesAreRefused(name: String) {
         #expect(!FileNameSanitizer.isValid(name))
     }
@@ -45,6 +51,28 @@ import Testing
         #expect(FileNameSanitizer.downloadName(contentDisposition: nil, urlPath: "/dir/my%20file.tar.gz") == "my file.tar.gz")
         #expect(FileNameSanitizer.downloadName(contentDisposition: nil, urlPath: "/") == "download")
         #expect(FileNameSanitizer.downloadName(contentDisposition: nil, urlPath: "/%2e%2e") == "download")
+    }
+
+    /// A name at the file-system limit still gets its number: the stem gives way.
+    @Test(arguments: [255, 254, 250, 200])
+    func numberedNamesFitIn255Bytes(length: Int) {
+        let name = String(repeating: "n", count: length - 4) + ".iso"
+        for number in [1, 9, 10, 9999] {
+            let numbered = FileNameSanitizer.numbered(name, number)
+            #expect(numbered.utf8.count <= 255, "\(numbered.utf8.count)")
+            #expect(numbered.hasSuffix(" (\(number)).iso"))
+            #expect(FileNameSanitizer.isValid(numbered))
+        }
+        // Multi-byte characters are never split.
+        let wide = String(repeating: "\u{00E9}", count: 125) + ".txt"
+        #expect(wide.utf8.count == 254)
+        let numbered = FileNameSanitizer.numbered(wide, 12)
+        #expect(numbered.utf8.count <= 255)
+        #expect(numbered.hasSuffix(" (12).txt"))
+        #expect(numbered.unicodeScalars.allSatisfy { $0 == "\u{00E9}" || " ().0123456789txt".unicodeScalars.contains($0) })
+        // An extension too long to keep is dropped rather than the limit broken.
+        let longExtension = "a." + String(repeating: "e", count: 252)
+        #expect(FileNameSanitizer.numbered(longExtension, 1).utf8.count <= 255)
     }
 
     @Test func numberedNamesGoBeforeTheExtension() {

@@ -17,6 +17,31 @@ import Testing
         #expect(zip(map.segments, map.segments.dropFirst()).allSatisfy { $0.end == $1.start })
     }
 
+    /// A remote may announce any size up to Int64.max: no arithmetic on it may trap.
+    @Test(arguments: [Int64.max, Int64.max - 1, Int64(1) << 62, (Int64(1) << 62) + 7])
+    func hugeAnnouncedSizesNeverOverflow(total: Int64) {
+        for parts in [1, 3, 4, 16] {
+            var map = SegmentMap(total: total, parts: parts, minimumSplit: 1 << 20)
+            #expect(map.segments.count == parts)
+            #expect(map.segments.first?.start == 0)
+            #expect(map.segments.last?.end == total)
+            #expect(zip(map.segments, map.segments.dropFirst()).allSatisfy { $0.end == $1.start && $0.start < $0.end })
+            // Claims, writes, steals and releases at the far end of the range.
+            var claims = (0..<parts).compactMap { _ in map.claim() }
+            #expect(claims.count == parts)
+            let last = claims[claims.count - 1]
+            #expect(map.reserve(Int64.max, segment: last.segment) == last.range.upperBound - last.range.lowerBound)
+            map.commit(segment: last.segment)
+            if let stolen = map.claim() { claims.append(stolen) }
+            #expect(map.writtenBytes <= total)
+            #expect(map.isComplete == (parts == 1))
+            map.releaseAll()
+        }
+        let resumed = SegmentMap(total: Int64.max, written: [0..<10, (Int64.max - 10)..<Int64.max], parts: 4)
+        #expect(resumed.writtenBytes == 20)
+        #expect(resumed.segments.last?.end == Int64.max)
+    }
+
     @Test func smallFilesGetFewerSegments() {
         #expect(SegmentMap(total: 1, parts: 16).segments.count == 1)
         #expect(SegmentMap(total: 3 << 20, parts: 16, minimumSplit: 1 << 20).segments.count == 3)

@@ -59,7 +59,10 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     private func validate() throws {
         try Self.validateURL(url)
         if let filename, !FileNameSanitizer.isValid(filename) {
-            throw SluiceError(.invalidFilename, "filename must be a plain file name without /, \\, control characters, . or ..")
+            throw SluiceError(
+                .invalidFilename,
+                "filename must be a plain file name of at most 255 bytes, without /, \\, control or invisible format characters, . or .."
+            )
         }
         guard (1...16).contains(connections) else {
             throw SluiceError(.invalidField, "connections must be between 1 and 16")

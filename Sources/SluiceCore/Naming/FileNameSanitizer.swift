@@ -3,10 +3,24 @@ public enum FileNameSanitizer {
     /// The longest name kept, in UTF-8 bytes (file systems allow 255).
     public static let maximumLength = 200
 
-    /// Whether a user-supplied name is acceptable as it is: no `/`, `\`, NUL or control
-    /// character, not `.` or `..`, not empty, not too long.
+    /// The longest name a file system takes, in UTF-8 bytes.
+    public static let fileSystemLimit = 255
+
+    /// Whether a user-supplied name is acceptable as it is: no `/`, `\`, NUL, C0 or C1
+    /// control or invisible format character, not `.` or `..`, not empty, not too long.
     public static func isValid(_ name: String) -> Bool {
-        SafeRelativePath.isPlainName(name) && name.utf8.count <= 255
+        SafeRelativePath.isPlainName(name) && name.utf8.count <= fileSystemLimit
+            && !name.unicodeScalars.contains(where: isHidden)
+    }
+
+    /// C1 controls (U+0080–U+009F) and Unicode format characters (category Cf: the
+    /// right-to-left override that turns `evil\u{202E}txt.exe` into "evilexe.txt" on screen,
+    /// zero-width spaces, the BOM, soft hyphens), except the zero-width (non-)joiners that
+    /// emoji sequences and several scripts need.
+    static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        if (0x80...0x9F).contains(scalar.value) { return true }
+        if scalar.value == 0x200C || scalar.value == 0x200D { return false }
+        return scalar.properties.generalCategory == .format
     }
 
     /// A safe name derived from untrusted text: path separators and control characters
@@ -15,6 +29,7 @@ public enum FileNameSanitizer {
     public static func sanitize(_ raw: String) -> String? {
         var scalars = String.UnicodeScalarView()
         for scalar in raw.unicodeScalars {
+            if isHidden(scalar) { continue }
             if scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F {
                 scalars.append("_")
             } else {
@@ -45,10 +60,20 @@ public enum FileNameSanitizer {
     }
 
     /// `name (n).ext`: the n-th alternative for a name that is taken. A `.tar.xx` double
-    /// extension stays together.
+    /// extension stays together. The stem is shortened (on a character boundary) so that
+    /// the result still fits in 255 bytes, however long the name was.
     public static func numbered(_ name: String, _ number: Int) -> String {
-        let (stem, ext) = splitExtension(name)
-        return "\(stem) (\(number))\(ext)"
+        var (stem, ext) = splitExtension(name)
+        let suffix = " (\(number))"
+        if ext.utf8.count + suffix.utf8.count >= fileSystemLimit { ext = "" }
+        let room = fileSystemLimit - suffix.utf8.count - ext.utf8.count
+        var kept = ""
+        for character in stem {
+            if kept.utf8.count + character.utf8.count > room { break }
+            kept.append(character)
+        }
+        if stem.utf8.count > room { stem = Substring(kept) }
+        return "\(stem)\(suffix)\(ext)"
     }
 
     static func splitExtension(_ name: String) -> (stem: Substring, ext: Substring) {

@@ -44,10 +44,13 @@ public struct SegmentMap: Sendable, Equatable {
         self.minimumSplit = max(1, minimumSplit)
         let count = Int(max(1, min(Int64(parts), total / self.minimumSplit)))
         var segments: [Segment] = []
+        // `total * index / count` overflows for announced sizes near Int64.max; the first
+        // `total % count` segments take one byte more instead, with no product over `total`.
+        let base = total / Int64(count)
+        let extra = total % Int64(count)
+        func boundary(_ index: Int) -> Int64 { base * Int64(index) + min(Int64(index), extra) }
         for index in 0..<count {
-            let start = total * Int64(index) / Int64(count)
-            let end = total * Int64(index + 1) / Int64(count)
-            segments.append(Segment(id: index, start: start, end: end, written: 0, claimed: false))
+            segments.append(Segment(id: index, start: boundary(index), end: boundary(index + 1), written: 0, claimed: false))
         }
         self.segments = segments
         self.nextID = count
@@ -170,7 +173,7 @@ public struct SegmentMap: Sendable, Equatable {
 
     private func largestSplittable(claimedOnly: Bool) -> Int? {
         segments
-            .filter { (!claimedOnly || $0.claimed) && $0.remaining >= 2 * minimumSplit }
+            .filter { (!claimedOnly || $0.claimed) && $0.remaining / 2 >= minimumSplit }
             .max { $0.remaining < $1.remaining }?.id
     }
 
