@@ -33,7 +33,9 @@ extension Download {
                 ?? FileNameSanitizer.downloadName(contentDisposition: response.headers.first(name: "Content-Disposition"), urlPath: path)
         )
         state.setPhase(.downloading)
-        guard probe.acceptsRanges, let total = probe.totalBytes else {
+        // Without a validator to send in If-Range, bytes from two requests could be from two
+        // versions of the file: one connection, and any interruption starts over from 0.
+        guard probe.acceptsRanges, let total = probe.totalBytes, probe.validators.ifRangeValue != nil else {
             state.setRemote(remote, map: nil)
             return try await streamWhole(file: file, first: response, total: probe.totalBytes)
         }

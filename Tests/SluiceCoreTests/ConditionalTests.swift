@@ -103,7 +103,9 @@ import Testing
 
     @Test func ifRangeValueSentByClients() {
         #expect(validators.ifRangeValue == "\"v1\"")
-        #expect(Validators(etag: EntityTag("x", weak: true), lastModified: 5).ifRangeValue == nil)
+        #expect(Validators(etag: EntityTag("x", weak: true)).ifRangeValue == nil)
+        #expect(Validators(etag: EntityTag("x", weak: true), lastModified: 5, lastModifiedIsStrong: false).ifRangeValue == nil)
+        #expect(Validators(etag: EntityTag("x", weak: true), lastModified: 784_111_777).ifRangeValue == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(Validators(lastModified: 784_111_777).ifRangeValue == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
 }

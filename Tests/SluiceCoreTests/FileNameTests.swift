@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import SluiceCore
@@ -129,9 +130,8 @@ import Testing
 
     @Test func acceptsOnlyTheExactRange() {
         #expect(ranged(206, ["Content-Range": "bytes 100-199/1000", "ETag": "\"v1\""]) == .accept)
-        #expect(ranged(206, ["Content-Range": "bytes 100-199/1000"]) == .accept)
-        #expect(ranged(206, ["Content-Range": "bytes 100-198/1000"]) == .invalid("asked for bytes 100-199, got 100-198"))
-        #expect(ranged(206, ["Content-Range": "bytes 0-99/1000"]) != .accept)
+        #expect(ranged(206, ["Content-Range": "bytes 100-198/1000", "ETag": "\"v1\""]) == .invalid("asked for bytes 100-199, got 100-198"))
+        #expect(ranged(206, ["Content-Range": "bytes 0-99/1000", "ETag": "\"v1\""]) != .accept)
         #expect(ranged(206, [:]) == .invalid("206 without a valid Content-Range"))
         #expect(ranged(206, ["Content-Range": "bytes 199-100/1000"]) == .invalid("206 without a valid Content-Range"))
         #expect(ranged(206, ["Content-Range": "bytes 100-199/1000", "Content-Type": "multipart/byteranges; boundary=x"]) != .accept)
@@ -145,6 +145,24 @@ import Testing
             return
         }
         guard case .restart = ranged(416, ["Content-Range": "bytes */50"]) else { Issue.record("416"); return }
+    }
+
+    /// Issue 10: the probe's validators must all come back; a missing or new one is a change.
+    @Test func aMissingOrAddedValidatorIsAChange() {
+        guard case .restart = ranged(206, ["Content-Range": "bytes 100-199/1000"]) else { Issue.record("ETag gone"); return }
+        guard case .restart = ranged(206, ["Content-Range": "bytes 100-199/1000", "ETag": "W/\"v1\""]) else {
+            Issue.record("strong became weak")
+            return
+        }
+        let dated = Validators(etag: EntityTag("v1"), lastModified: 1_767_225_600)
+        let both = ["Content-Range": "bytes 100-199/1000", "ETag": "\"v1\"", "Last-Modified": "Thu, 01 Jan 2026 00:00:00 GMT"]
+        #expect(ResponseCheck.ranged(status: 206, header: { both[$0] }, range: 100..<200, total: 1000, validators: dated) == .accept)
+        var noDate = both
+        noDate["Last-Modified"] = nil
+        guard case .restart = ResponseCheck.ranged(status: 206, header: { noDate[$0] }, range: 100..<200, total: 1000, validators: dated)
+        else { Issue.record("date gone"); return }
+        // A validator only the later answer has says nothing about the bytes on disk.
+        #expect(ResponseCheck.ranged(status: 206, header: { both[$0] }, range: 100..<200, total: 1000, validators: validators) == .accept)
     }
 
     @Test func statusesAreSorted() {
@@ -170,5 +188,23 @@ import Testing
         let headers = ["Content-Range": "bytes 0-9/10", "ETag": "W/\"x\""]
         let probe = try ResponseCheck.probe(status: 206, header: { headers[$0] }).get()
         #expect(probe.validators.ifRangeValue == nil)
+        // RFC 9110 §13.1.5: with a weak ETag, a strong Last-Modified is what If-Range carries.
+        let dated = [
+            "Content-Range": "bytes 0-9/10", "ETag": "W/\"x\"", "Last-Modified": "Thu, 01 Jan 2026 00:00:00 GMT",
+            "Date": "Thu, 01 Jan 2026 00:00:05 GMT",
+        ]
+        let withDate = try ResponseCheck.probe(status: 206, header: { dated[$0] }).get()
+        #expect(withDate.validators.ifRangeValue == "Thu, 01 Jan 2026 00:00:00 GMT")
+        var fresh = dated
+        fresh["Date"] = "Thu, 01 Jan 2026 00:00:00 GMT"
+        #expect(try ResponseCheck.probe(status: 206, header: { fresh[$0] }).get().validators.ifRangeValue == nil)
+    }
+
+    @Test func checkpointsKeepWhetherTheDateIsStrong() throws {
+        let weak = Validators(lastModified: 1000, lastModifiedIsStrong: false)
+        let decoded = try JSONDecoder().decode(Validators.self, from: JSONEncoder().encode(weak))
+        #expect(decoded.ifRangeValue == nil)
+        let old = try JSONDecoder().decode(Validators.self, from: Data(#"{"lastModified":1000}"#.utf8))
+        #expect(old.ifRangeValue == nil)
     }
 }

@@ -45,10 +45,14 @@ public enum ResponseCheck {
         if let complete, complete != total {
             return .restart("the remote file changed length from \(total) to \(complete)")
         }
-        if let expected = validators?.etag, let sent = header("ETag").flatMap({ EntityTag(parsing: $0) }),
-            sent != expected
-        {
-            return .restart("the remote file changed (ETag \(sent) is not \(expected))")
+        // Every validator of the first response must come back unchanged: a missing ETag or
+        // date is as much a change as another one (the bytes could be another version's).
+        if let validators {
+            let sentTag = header("ETag").flatMap { EntityTag(parsing: $0) }
+            let sentDate = header("Last-Modified").flatMap { HTTPDate.parse($0) }
+            if !validators.sameRepresentation(etag: sentTag, lastModified: sentDate) {
+                return .restart("the remote file changed (its ETag or Last-Modified is not the one it had)")
+            }
         }
         guard got.first == range.lowerBound, got.last == range.upperBound - 1 else {
             return .invalid("asked for bytes \(range.lowerBound)-\(range.upperBound - 1), got \(got)")

@@ -1,0 +1,161 @@
+import AsyncHTTPClient
+import Crypto
+import DownloadEngine
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import SluiceCore
+import SluiceTestSupport
+import Synchronization
+import Testing
+
+/// Issue 10's remotes that misbehave: no validators while the content changes, a weak
+/// ETag with a date, an ETag that disappears, a redirect to another origin.
+@Suite struct HostileRemoteTests {
+    static let size = 2 << 20
+
+    /// Version `v` of the file: every version differs at every offset.
+    static func content(version: Int, _ range: Range<Int>) -> [UInt8] {
+        range.map { UInt8(truncatingIfNeeded: $0 &* 31 &+ version &* 7 &+ ($0 >> 12)) }
+    }
+
+    static func sha256(version: Int) -> String {
+        SHA256.hash(data: content(version: version, 0..<size)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// What one answer of a scripted origin looks like.
+    struct Script: Sendable {
+        /// The version served to request number `n` (from 0).
+        var version: @Sendable (Int) -> Int
+        /// The validator headers sent with request number `n`.
+        var validators: @Sendable (Int) -> HTTPFields
+    }
+
+    /// Every request the scripted origin saw: its `Range`, `If-Range` and credentials.
+    final class Log: Sendable {
+        private let entries = Mutex<[HTTPFields]>([])
+        func add(_ fields: HTTPFields) -> Int { entries.withLock { $0.append(fields); return $0.count - 1 } }
+        var all: [HTTPFields] { entries.withLock { $0 } }
+    }
+
+    /// An origin on 127.0.0.1 serving `/file` by `script`, with ranges (one range per request).
+    static func withScriptedOrigin<T: Sendable>(
+        _ script: Script, log: Log, _ body: @Sendable (Int) async throws -> T
+    ) async throws -> T {
+        let router = Router()
+        router.get("/file") { request, _ -> Response in
+            let number = log.add(request.headers)
+            let version = script.version(number)
+            var headers = script.validators(number)
+            headers[.contentType] = "application/octet-stream"
+            headers[.acceptRanges] = "bytes"
+            var range = 0..<size
+            var status = HTTPResponse.Status.ok
+            if let value = request.headers[.range], value.hasPrefix("bytes=") {
+                let parts = value.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+                if parts.count == 2, let first = Int(parts[0]) {
+                    let last = Int(parts[1]).map { min($0, size - 1) } ?? size - 1
+                    range = first..<(last + 1)
+                    status = .partialContent
+                    headers[.contentRange] = "bytes \(first)-\(last)/\(size)"
+                }
+            }
+            headers[.contentLength] = String(range.count)
+            return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: content(version: version, range))))
+        }
+        return try await withRunningServer(router: router, body)
+    }
+
+    /// Downloads `url` into `directory` with 4 connections, as a job would.
+    static func download(_ url: String, in directory: TemporaryDirectory, headers: [String: String] = [:]) async throws -> DownloadResult {
+        let fetcher = Fetcher(stallTimeout: 5)
+        let download = Download(
+            url: url,
+            target: DownloadTarget(partialPath: directory.path + "/job.part", destination: .directory(directory.path)),
+            options: DownloadOptions(
+                connections: 4, headers: headers, retry: EngineHarness.quickRetry, progressInterval: 0.05, minimumSplit: 256 << 10
+            ),
+            client: fetcher, checkpoints: JSONFileCheckpointStore(path: directory.path + "/job.checkpoint.json")
+        )
+        do {
+            let result = try await download.run()
+            try await fetcher.shutdown()
+            return result
+        } catch {
+            try? await fetcher.shutdown()
+            throw error
+        }
+    }
+
+    @Test func contentThatChangesWithoutValidatorsIsNeverMixed() async throws {
+        let log = Log()
+        // Each request sees a newer version, and nothing tells the versions apart.
+        let script = Script(version: { $0 }, validators: { _ in [:] })
+        try await withTemporaryDirectory { directory in
+            try await Self.withScriptedOrigin(script, log: log) { port in
+                let result = try await Self.download("http://127.0.0.1:\(port)/file", in: directory)
+                let versions = (0..<log.all.count).map(Self.sha256(version:))
+                #expect(versions.contains(result.sha256), "the file is a mix of versions")
+                // One connection: no second request was needed.
+                #expect(log.all.count == 1)
+            }
+        }
+    }
+
+    @Test func aWeakETagWithAStrongDateResumesOnTheDate() async throws {
+        let log = Log()
+        let date = "Thu, 01 Jan 2026 00:00:00 GMT"
+        let script = Script(
+            version: { _ in 0 },
+            validators: { _ in [.eTag: "W/\"weak-1\"", .lastModified: date, .date: "Thu, 01 Jan 2026 00:10:00 GMT"] }
+        )
+        try await withTemporaryDirectory { directory in
+            try await Self.withScriptedOrigin(script, log: log) { port in
+                let result = try await Self.download("http://127.0.0.1:\(port)/file", in: directory)
+                #expect(result.sha256 == Self.sha256(version: 0))
+                let segments = log.all.dropFirst()
+                #expect(!segments.isEmpty, "the weak ETag alone made it a single stream")
+                for fields in segments { #expect(fields[.ifRange] == date) }
+            }
+        }
+    }
+
+    @Test func anETagThatDisappearsIsAChange() async throws {
+        let log = Log()
+        // The probe has an ETag and version 0; every later answer has none, and version 1.
+        let script = Script(
+            version: { $0 == 0 ? 0 : 1 },
+            validators: { $0 == 0 ? [.eTag: "\"v0\""] : [:] }
+        )
+        try await withTemporaryDirectory { directory in
+            try await Self.withScriptedOrigin(script, log: log) { port in
+                let result = try await Self.download("http://127.0.0.1:\(port)/file", in: directory)
+                #expect(result.sha256 == Self.sha256(version: 1))
+            }
+        }
+    }
+
+    @Test func credentialsStayWithTheJobsOriginForEverySegment() async throws {
+        let log = Log()
+        let script = Script(version: { _ in 0 }, validators: { _ in [.eTag: "\"v0\""] })
+        let home = FetcherTests.HeaderLog()
+        try await withTemporaryDirectory { directory in
+            try await Self.withScriptedOrigin(script, log: log) { originPort in
+                try await FetcherTests.withRedirector(host: "127.0.0.1", log: home) { homePort in
+                    let url = "http://127.0.0.1:\(homePort)/to?url=http://127.0.0.1:\(originPort)/file"
+                    let credentials = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
+                    let result = try await Self.download(url, in: directory, headers: credentials)
+                    #expect(result.sha256 == Self.sha256(version: 0))
+                }
+            }
+        }
+        #expect(log.all.count > 1, "no segment requests were made")
+        for fields in log.all {
+            #expect(fields[.authorization] == nil)
+            #expect(fields[.cookie] == nil)
+            #expect(fields[HTTPField.Name("X-Other")!] == "kept")
+        }
+        #expect(home.all.allSatisfy { $0.headers[.authorization] == "Bearer secret" })
+    }
+}
