@@ -150,8 +150,16 @@ public actor JobScheduler {
     }
 
     public func resume(id: String) throws -> JobSnapshot {
+        // The bytes on disk hash wrong: checking them again would fail again. Start over,
+        // before the resume can start the download.
+        if let failed = jobs[id], failed.state == .failed, failed.error?.code == SluiceError.Code.checksumMismatch.rawValue {
+            try repository.saveCheckpoint(nil, id: id)
+            unlink(partialPath(id))
+            jobs[id]?.bytesDone = 0
+        }
         var job = try apply(id) { $0.resumeRequested() }
-        if job.state == .queued, job.error != nil {
+        // `apply` may already have started it: clear the old error in either state.
+        if job.state != .failed, job.error != nil {
             job.error = nil
             update(job)
         }

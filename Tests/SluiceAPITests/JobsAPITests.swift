@@ -189,6 +189,27 @@ import Testing
         }
     }
 
+    /// Issue 10: a resume after `checksum_mismatch` downloads again instead of hashing the
+    /// same bytes again.
+    @Test func resumingAfterAChecksumMismatchStartsOver() async throws {
+        let recorder = RequestRecorder()
+        try await withTemporaryDirectory { origin in
+            try await withOrigin(root: origin.path, recorder: recorder) { port in
+                try await ServiceHarness.with { (service: ServiceHarness) async throws in
+                    let url = "http://127.0.0.1:\(port)/testdata/1M"
+                    let id = try await service.create(["url": url, "sha256": String(repeating: "a", count: 64)])["id"] as! String
+                    try await service.waitFor(id) { $0["state"] as? String == "failed" }
+                    #expect(recorder.bytesSent() == 1 << 20)
+                    let resumed = try await service.request(.POST, "/jobs/\(id)/resume").json()
+                    #expect(resumed["bytesDone"] as? Int == 0, "\(resumed)")
+                    let again = try await service.waitFor(id) { $0["state"] as? String == "failed" }
+                    #expect((again["error"] as? [String: Any])?["code"] as? String == "checksum_mismatch")
+                    #expect(recorder.bytesSent() == 2 << 20, "\(recorder.all.map { ($0.path, $0.range ?? "-", $0.status, $0.bodyBytes) }) \(again)")
+                }
+            }
+        }
+    }
+
     @Test func deleteStopsRemovesPartialsAndOptionallyTheFile() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let running = try await service.create(["url": service.testdata("/testdata/64M?rate=4M")])
