@@ -6,6 +6,8 @@ extension Download {
     /// Verifies the complete partial file and moves it into place.
     func finish(file: PartialFile, streamedHash: String?, hasher: PrefixHasher) async throws -> DownloadResult {
         state.setPhase(.verifying)
+        // Every byte is on disk: say so now, not after the hash of a large file.
+        onProgress(currentProgress())
         let size = state.bytesDone
         try await Self.sync(file)
         await saveCheckpoint(file: file)
@@ -19,11 +21,33 @@ extension Download {
         if let expected = options.expectedSHA256, expected != digest {
             throw SluiceError(.checksumMismatch, "SHA-256 is \(digest), expected \(expected)")
         }
+        // Last point of return: a pause or delete that came during the hash wins here;
+        // after this the file is placed and the run's result is honoured.
+        try Task.checkCancellation()
         let name = target.fileName ?? state.remote?.fileName ?? "download"
+        // The intent first, so a crash between placing and saving `completed` is recognised
+        // at the next start instead of downloading and placing a second copy.
+        let identity = try file.identity()
+        var intent = state.checkpoint(url: url) ?? DownloadCheckpoint(url: url)
+        intent.placement = .init(device: identity.device, inode: identity.inode, size: size, sha256: digest, fileName: name)
+        try await store.save(intent)
         let path = try FilePlacement.place(target.partialPath, at: target.destination, name: name)
-        try await store.remove()
+        // Placed: the download has succeeded whatever happens next. A checkpoint left behind
+        // (a full store) belongs to a job that is about to be completed and never runs again.
+        try? await store.remove()
         state.setPhase(.finished)
         onProgress(currentProgress())
         return DownloadResult(path: path, fileName: (path as NSString).lastPathComponent, sha256: digest, bytes: size)
+    }
+
+    /// A previous run that placed its file and died before its job was saved `completed`:
+    /// its result, found by the intent it saved, with nothing downloaded again.
+    func placedByPreviousRun() async throws -> DownloadResult? {
+        guard let stored = try await store.load(), stored.url == url, let intent = stored.placement,
+            let path = FilePlacement.find(intent, at: target.destination, partial: target.partialPath)
+        else { return nil }
+        try await store.remove()
+        state.setPhase(.finished)
+        return DownloadResult(path: path, fileName: (path as NSString).lastPathComponent, sha256: intent.sha256, bytes: intent.size)
     }
 }

@@ -44,6 +44,7 @@ public final class Download: Sendable {
     /// Runs the download to the end. Throws `SluiceError` on failure and
     /// `CancellationError` when cancelled, having saved a checkpoint in both cases.
     public func run() async throws -> DownloadResult {
+        if let placed = try await placedByPreviousRun() { return placed }
         let file = try PartialFile(path: target.partialPath)
         var checkpoint = try await verifiedCheckpoint(for: file)
         var restarts = 0

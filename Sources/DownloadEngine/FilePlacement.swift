@@ -44,4 +44,24 @@ enum FilePlacement {
             throw SluiceError(.io, "no free name for \(name) in the documents directory")
         }
     }
+
+    /// Where a placement recorded in `intent` put the file, if it did: the candidate name
+    /// holding the same inode. A partial file still linked there (the process died between
+    /// `link` and `unlink`) is removed. Nil when the file was never placed.
+    static func find(_ intent: DownloadCheckpoint.Placement, at destination: DownloadTarget.Destination, partial: String) -> String? {
+        func isIntended(_ path: String) -> Bool {
+            var info = stat()
+            return stat(path, &info) == 0 && UInt64(info.st_dev) == intent.device && UInt64(info.st_ino) == intent.inode
+                && Int64(info.st_size) == intent.size
+        }
+        let candidates: [String]
+        switch destination {
+        case .file(let path): candidates = [path]
+        case .directory(let directory):
+            candidates = (0..<10_000).map { directory + "/" + ($0 == 0 ? intent.fileName : FileNameSanitizer.numbered(intent.fileName, $0)) }
+        }
+        guard let placed = candidates.first(where: isIntended), placed != partial else { return nil }
+        if isIntended(partial) { unlink(partial) }
+        return placed
+    }
 }

@@ -27,15 +27,20 @@ extension JobScheduler {
                 Task { await self.progressed(id: id, generation: current, progress) }
             }
         )
-        let task = Task {
-            await previous?.value
-            let outcome: Result<DownloadResult, any Error>
+        let task = Task { () -> Outcome in
+            // A paused run that placed its file before it saw the pause has done the work.
+            if case .success(let result)? = await previous?.value {
+                self.finished(id: id, generation: current, .success(result))
+                return .success(result)
+            }
+            let outcome: Outcome
             do {
                 outcome = .success(try await download.run())
             } catch {
                 outcome = .failure(error)
             }
             self.finished(id: id, generation: current, outcome)
+            return outcome
         }
         running[id] = Run(task: task, generation: current)
     }
@@ -59,9 +64,21 @@ extension JobScheduler {
         events.publish(.job(job))
     }
 
-    func finished(id: String, generation: Int, _ outcome: Result<DownloadResult, any Error>) {
-        guard running[id]?.generation == generation else { return }
+    func finished(id: String, generation: Int, _ outcome: Outcome) {
+        guard running[id]?.generation == generation else {
+            // A stopped run that finished anyway (the pause came after the file was placed):
+            // honour it, unless a newer run exists, which picks the result up itself.
+            if case .success = outcome, running[id] == nil, let job = jobs[id], job.state == .paused || job.state == .queued {
+                complete(id: id, outcome)
+            }
+            return
+        }
         running[id] = nil
+        complete(id: id, outcome)
+    }
+
+    /// Records how a run ended and starts what can start next.
+    private func complete(id: String, _ outcome: Outcome) {
         lastProgressEvent[id] = nil
         guard var job = jobs[id] else { return }
         var lifecycle = JobLifecycle(state: job.state)

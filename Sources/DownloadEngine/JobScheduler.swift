@@ -31,8 +31,11 @@ public actor JobScheduler {
         }
     }
 
+    /// How a run of a download ended: the result of a finished one, or why it stopped.
+    typealias Outcome = Result<DownloadResult, any Error>
+
     struct Run {
-        let task: Task<Void, Never>
+        let task: Task<Outcome, Never>
         let generation: Int
     }
 
@@ -49,7 +52,7 @@ public actor JobScheduler {
     var order: [String] = []
     var running: [String: Run] = [:]
     /// Downloads told to stop whose tasks may still be checkpointing.
-    var stopping: [String: Task<Void, Never>] = [:]
+    var stopping: [String: Task<Outcome, Never>] = [:]
     var generation = 0
     var isShuttingDown = false
     var lastProgressEvent: [String: ContinuousClock.Instant] = [:]
@@ -178,7 +181,11 @@ public actor JobScheduler {
         let pending = stopping.removeValue(forKey: id)
         events.publish(.removed(id: id))
         schedule()
-        await pending?.value
+        // A run that placed its file before the stop reached it: the file is finished, and
+        // goes with the job only when the request says so.
+        if case .success(let result) = await pending?.value, deleteFile {
+            unlink(result.path)
+        }
         unlink(partialPath(id))
         // The stored name as it is: it was never percent-encoded, so `%` is a plain character.
         if deleteFile, let path = job.path, SafeRelativePath.isPlainName(path) {

@@ -32,6 +32,13 @@ final class PartialFile: Sendable {
         return Int64(info.st_size)
     }
 
+    /// The file's device and inode: what `link` and `rename` keep.
+    func identity() throws -> (device: UInt64, inode: UInt64) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw Self.error("cannot stat the partial file", path: path, errno: errno) }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         var done = 0

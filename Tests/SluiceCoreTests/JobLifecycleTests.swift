@@ -17,6 +17,7 @@ import Testing
         Row(from: .queued, event: "resume", to: .queued, action: .none),
         Row(from: .queued, event: "delete", to: .queued, action: .remove(stopFirst: false)),
         Row(from: .queued, event: "slot", to: .running, action: .startDownload),
+        Row(from: .queued, event: "finished", to: .completed, action: .none),
         Row(from: .queued, event: "failed", to: .queued, action: .none),
         Row(from: .queued, event: "started", to: .queued, action: .enqueue),
         Row(from: .running, event: "pause", to: .paused, action: .stopDownload),

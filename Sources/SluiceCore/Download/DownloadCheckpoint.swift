@@ -14,6 +14,27 @@ public struct DownloadCheckpoint: Codable, Sendable, Equatable {
     public var written: [WrittenRange]
     /// The name the file will get.
     public var fileName: String?
+    /// Saved just before the verified file is placed: how to recognise it in its place if
+    /// the process dies before the job is saved `completed`.
+    public var placement: Placement?
+
+    /// The verified partial file about to be placed: its identity on disk (placing is
+    /// `link` or `rename`, which keep it), size and digest.
+    public struct Placement: Codable, Sendable, Equatable {
+        public var device: UInt64
+        public var inode: UInt64
+        public var size: Int64
+        public var sha256: String
+        public var fileName: String
+
+        public init(device: UInt64, inode: UInt64, size: Int64, sha256: String, fileName: String) {
+            self.device = device
+            self.inode = inode
+            self.size = size
+            self.sha256 = sha256
+            self.fileName = fileName
+        }
+    }
 
     public struct WrittenRange: Codable, Sendable, Equatable {
         public var start: Int64

@@ -70,10 +70,11 @@ public struct JobLifecycle: Sendable, Equatable {
         return .startDownload
     }
 
-    /// The download finished and the file is in place. A pause that raced with the last
-    /// bytes loses: the file is done.
+    /// The download finished and the file is in place. A pause (or a pause and a resume
+    /// still waiting for a slot) that raced with placing the file loses: the file is done,
+    /// and taking it back would leave a finished file no job owns.
     public mutating func downloadFinished() -> Action {
-        guard state == .running || state == .paused else { preconditionFailure("a \(state) job finished") }
+        guard state == .running || state == .paused || state == .queued else { preconditionFailure("a \(state) job finished") }
         state = .completed
         return .none
     }
