@@ -22,6 +22,9 @@ extension Download {
             return nil
         }
 
+        if options.continuePartial, let size = try? file.size(), size > 0, try await continueExisting(file: file, size: size) {
+            return nil
+        }
         try file.truncate()
         try await store.remove()
         let (response, probe, finalURL) = try await self.probe()
@@ -45,6 +48,61 @@ extension Download {
         let first = state.claim().map { (response: response, claim: $0) }
         try await runWorkers(file: file, first: first)
         return nil
+    }
+
+    /// Continues a partial file of `size` bytes that has no checkpoint, as `curl -C -`
+    /// does: `Range: bytes=SIZE-`, the prefix on disk taken as it is. True when the file is
+    /// now whole; false to start over (the server sent the whole file, or no usable range).
+    /// Without a validator the rest comes over one connection, as for a fresh download.
+    private func continueExisting(file: PartialFile, size: Int64) async throws -> Bool {
+        var failures = 0
+        while true {
+            do {
+                let fetched = try await execute(makeRequest(url: url, range: size..<Int64.max, ifRange: nil))
+                let response = fetched.response
+                let status = Int(response.status.code)
+                switch ResponseCheck.continuation(status: status, header: { response.headers.first(name: $0) }, offset: size) {
+                case .success(.startOver):
+                    return false
+                case .success(.complete):
+                    let remote = DownloadState.Remote(
+                        totalBytes: size, acceptsRanges: true, validators: nil, finalURL: nil,
+                        fileName: target.fileName ?? FileNameSanitizer.downloadName(contentDisposition: nil, urlPath: "")
+                    )
+                    state.setRemote(remote, map: SegmentMap(total: size, written: [0..<size], parts: 1))
+                    return true
+                case .success(.resume(let probe)):
+                    let total = probe.totalBytes ?? size
+                    let path = URLComponents(string: fetched.url)?.percentEncodedPath ?? ""
+                    let remote = DownloadState.Remote(
+                        totalBytes: total, acceptsRanges: true, validators: probe.validators,
+                        finalURL: fetched.url == url ? nil : fetched.url,
+                        fileName: target.fileName
+                            ?? FileNameSanitizer.downloadName(contentDisposition: response.headers.first(name: "Content-Disposition"), urlPath: path)
+                    )
+                    let workers = probe.validators.ifRangeValue == nil ? 1 : options.connections
+                    let map = SegmentMap(total: total, written: [0..<size], parts: workers, minimumSplit: options.minimumSplit)
+                    state.setRemote(remote, map: map)
+                    state.setPhase(.downloading)
+                    logger.info("continuing a partial file from byte \(size) of \(total)", metadata: ["url": "\(url)"])
+                    await saveCheckpoint(file: file)
+                    let first = state.claim().map { (response: response, claim: $0) }
+                    try await runWorkers(file: file, first: first, workers: workers)
+                    return true
+                case .failure(.transient(let retryAfter)):
+                    throw TransientFailure(error: SluiceError(.httpStatus, "the server answered HTTP \(status)"), retryAfter: retryAfter)
+                case .failure(.fatal), .failure(.emptyRange):
+                    throw SluiceError(.httpStatus, "the server answered HTTP \(status)")
+                case .failure(.invalid(let message)):
+                    throw TransientFailure(error: SluiceError(.invalidResponse, message))
+                }
+            } catch {
+                let transient = try transientFailure(from: error)
+                failures += 1
+                guard failures < options.retry.maximumFailures else { throw transient.error }
+                try await backoff(failures: failures, retryAfter: transient.retryAfter)
+            }
+        }
     }
 
     /// `GET` with `Range: bytes=0-`: its answer tells the size, range support, validators

@@ -4,9 +4,11 @@ import SluiceCore
 
 extension Download {
     /// Runs one worker per connection until the segment map is complete.
-    func runWorkers(file: PartialFile, first: (response: HTTPClientResponse, claim: SegmentMap.Claim)?) async throws {
+    func runWorkers(
+        file: PartialFile, first: (response: HTTPClientResponse, claim: SegmentMap.Claim)?, workers: Int? = nil
+    ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<options.connections {
+            for index in 0..<(workers ?? options.connections) {
                 let initial = index == 0 ? first : nil
                 group.addTask { try await self.rangeWorker(file: file, initial: initial) }
             }

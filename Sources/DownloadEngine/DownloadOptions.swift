@@ -21,6 +21,9 @@ public struct DownloadOptions: Sendable {
     public var preallocate: Bool
     /// A byte rate shared with other downloads.
     public var rateLimiter: RateLimiter?
+    /// Without a checkpoint, continue a partial file some other program left from its
+    /// size (`curl -C -`, `wget -c`), instead of starting over.
+    public var continuePartial: Bool = false
 
     public init(
         connections: Int = 4, headers: [String: String] = [:], expectedSHA256: String? = nil,

@@ -59,8 +59,10 @@ struct Get: AsyncParsableCommand {
         )
         let checkpoints = JSONFileCheckpointStore(path: path + ".sluice")
         if continueDownload {
-            if try await checkpoints.load() == nil, FileManager.default.fileExists(atPath: path), !quiet {
-                printError("sluice: no checkpoint beside \(path); starting from byte 0")
+            if try await checkpoints.load() == nil, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64,
+                size > 0, !quiet
+            {
+                printError("sluice: no checkpoint beside \(path); continuing from its \(ByteSize.human(size)), as curl -C - would")
             }
         } else {
             try await checkpoints.remove()
@@ -72,9 +74,13 @@ struct Get: AsyncParsableCommand {
         let download = Download(
             url: url,
             target: DownloadTarget(partialPath: path, destination: .file(path), fileName: (path as NSString).lastPathComponent),
-            options: DownloadOptions(
-                connections: connections, expectedSHA256: sha256, retry: RetryPolicy(base: retryWait, maximum: max(retryWait, 60))
-            ),
+            options: {
+                var options = DownloadOptions(
+                    connections: connections, expectedSHA256: sha256, retry: RetryPolicy(base: retryWait, maximum: max(retryWait, 60))
+                )
+                options.continuePartial = continueDownload
+                return options
+            }(),
             client: client, checkpoints: checkpoints, logger: logger,
             onProgress: { bar.show($0) }
         )

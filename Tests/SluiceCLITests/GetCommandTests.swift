@@ -91,6 +91,48 @@ import Testing
         }
     }
 
+    /// Issue 10: a partial file with no checkpoint (left by curl, wget or a browser) is
+    /// continued from its size, as `curl -C -` and `wget -c` do.
+    @Test func continuesAPartialFileLeftByAnotherProgram() async throws {
+        let recorder = RequestRecorder()
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path, recorder: recorder) { port in
+                let size: Int64 = 8 << 20
+                let kept: Int64 = 3 << 20
+                let file = directory.path + "/other.bin"
+                try Data(TestDataContent(seed: 6).bytes(0..<kept)).write(to: URL(fileURLWithPath: file))
+                let url = "http://127.0.0.1:\(port)/testdata/8M?seed=6"
+                let run = try ChildProcess(arguments: ["get", url, "-o", file, "-x", "4", "-c"])
+                let (status, _, stderr) = try await run.finish()
+                #expect(status == 0, "\(stderr)")
+                #expect(stderr.contains("continuing from"))
+                #expect(try Self.sha256(file) == Self.expected(size: size, seed: 6))
+                // The first request asked for the rest, and nothing before it was fetched.
+                #expect(recorder.all.first?.range == "bytes=\(kept)-")
+                #expect(recorder.all.first?.ifRange == nil)
+                for entry in recorder.all {
+                    let range = try #require(entry.range.flatMap { RangeHeader.parse($0) }?.first)
+                    guard case .fromTo(let first, _) = range else { Issue.record("unexpected range"); continue }
+                    #expect(first >= kept, "asked again for bytes the file had: \(entry.range ?? "")")
+                }
+
+                // A file that is already whole: 416, nothing downloaded, verified all the same.
+                let before = recorder.bytesSent()
+                let again = try ChildProcess(arguments: ["get", url, "-o", file, "-c", "--sha256", Self.expected(size: size, seed: 6)])
+                #expect(try await again.finish().status == 0)
+                #expect(recorder.bytesSent() == before)
+
+                // A server that ignores ranges sends the whole file: start over, as today.
+                let other = directory.path + "/norange.bin"
+                try Data(repeating: 0xEE, count: 1000).write(to: URL(fileURLWithPath: other))
+                let norange = "http://127.0.0.1:\(port)/testdata/1M?seed=6&norange=1"
+                let whole = try ChildProcess(arguments: ["get", norange, "-o", other, "-c"])
+                #expect(try await whole.finish().status == 0)
+                #expect(try Self.sha256(other) == Self.expected(size: 1 << 20, seed: 6))
+            }
+        }
+    }
+
     @Test func interruptLeavesAResumablePartial() async throws {
         try await withTemporaryDirectory { directory in
             try await withOrigin(root: directory.path) { port in

@@ -165,6 +165,23 @@ import Testing
         #expect(ResponseCheck.ranged(status: 206, header: { both[$0] }, range: 100..<200, total: 1000, validators: validators) == .accept)
     }
 
+    @Test func continuingAPartialFileReadsTheAnswerToBytesFromItsSize() throws {
+        func check(_ status: Int, _ headers: [String: String]) -> Result<ResponseCheck.Continuation, ResponseCheck.ProbeFailure> {
+            ResponseCheck.continuation(status: status, header: { headers[$0] }, offset: 300)
+        }
+        guard case .success(.resume(let probe)) = check(206, ["Content-Range": "bytes 300-999/1000", "ETag": "\"e\""]) else {
+            Issue.record("206 from the offset continues")
+            return
+        }
+        #expect(probe.totalBytes == 1000 && probe.validators.ifRangeValue == "\"e\"")
+        #expect(check(206, ["Content-Range": "bytes 0-999/1000"]) == .success(.startOver))
+        #expect(check(200, ["Content-Length": "1000"]) == .success(.startOver))
+        #expect(check(416, ["Content-Range": "bytes */300"]) == .success(.complete))
+        #expect(check(416, ["Content-Range": "bytes */200"]) == .success(.startOver))
+        #expect(check(503, ["Retry-After": "2"]) == .failure(.transient(retryAfter: 2)))
+        #expect(check(404, [:]) == .failure(.fatal(status: 404)))
+    }
+
     @Test func statusesAreSorted() {
         #expect(ranged(503, ["Retry-After": "3"]) == .transient(retryAfter: 3))
         #expect(ranged(429, [:]) == .transient(retryAfter: nil))

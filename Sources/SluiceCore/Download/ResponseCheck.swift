@@ -96,6 +96,45 @@ public enum ResponseCheck {
         return .success(Probe(totalBytes: length, acceptsRanges: false, validators: validators))
     }
 
+    /// What the answer to `Range: bytes=OFFSET-` says about a partial file of OFFSET bytes
+    /// that some other program (curl, wget, a browser) left: `curl -C -`'s question.
+    public enum Continuation: Equatable, Sendable {
+        /// 206 from OFFSET to the end: the rest is coming; the probe tells length and validators.
+        case resume(Probe)
+        /// 416 with `bytes */OFFSET`: the file is already whole.
+        case complete
+        /// Anything else that succeeded (a 200 is the whole file): start over from byte 0.
+        case startOver
+    }
+
+    public static func continuation(status: Int, header: (String) -> String?, offset: Int64) -> Result<Continuation, ProbeFailure> {
+        if status == 416 {
+            if let value = header("Content-Range"), case .unsatisfied(let complete)? = ContentRange(parsing: value), complete == offset {
+                return .success(.complete)
+            }
+            return .success(.startOver)
+        }
+        switch StatusDisposition(status: status) {
+        case .transient:
+            return .failure(.transient(retryAfter: header("Retry-After").flatMap(retryAfterSeconds)))
+        case .fatal:
+            return .failure(.fatal(status: status))
+        case .success:
+            break
+        }
+        guard status == 206, let value = header("Content-Range"), case .range(let got, let complete)? = ContentRange(parsing: value),
+            got.first == offset, let complete, got.last == complete - 1
+        else {
+            return .success(.startOver)
+        }
+        let validators = Validators(
+            etag: header("ETag").flatMap { EntityTag(parsing: $0) },
+            lastModified: header("Last-Modified").flatMap { HTTPDate.parse($0) },
+            lastModifiedIsStrong: isDateStrong(lastModified: header("Last-Modified"), date: header("Date"))
+        )
+        return .success(.resume(Probe(totalBytes: complete, acceptsRanges: true, validators: validators)))
+    }
+
     public enum ProbeFailure: Error, Equatable, Sendable {
         case transient(retryAfter: Double?)
         case fatal(status: Int)
