@@ -16,6 +16,7 @@ extension Download {
                 minimumSplit: options.minimumSplit
             )
             logger.info("resuming with \(map.writtenBytes) of \(total) bytes on disk", metadata: ["url": "\(url)"])
+            try file.reserve(options.preallocate ? total : 0, keepingFree: options.minimumFreeSpace)
             state.setRemote(remote, map: map)
             state.setPhase(.downloading)
             try await runWorkers(file: file, first: nil)
@@ -40,9 +41,12 @@ extension Download {
         // versions of the file: one connection, and any interruption starts over from 0.
         guard probe.acceptsRanges, let total = probe.totalBytes, probe.validators.ifRangeValue != nil else {
             state.setRemote(remote, map: nil)
+            if let length = probe.totalBytes {
+                try file.reserve(options.preallocate ? length : 0, keepingFree: options.minimumFreeSpace)
+            }
             return try await streamWhole(file: file, first: response, total: probe.totalBytes)
         }
-        if options.preallocate { try file.allocate(total) }
+        try file.reserve(options.preallocate ? total : 0, keepingFree: options.minimumFreeSpace)
         state.setRemote(remote, map: SegmentMap(total: total, parts: options.connections, minimumSplit: options.minimumSplit))
         await saveCheckpoint(file: file)
         let first = state.claim().map { (response: response, claim: $0) }
@@ -82,6 +86,7 @@ extension Download {
                     )
                     let workers = probe.validators.ifRangeValue == nil ? 1 : options.connections
                     let map = SegmentMap(total: total, written: [0..<size], parts: workers, minimumSplit: options.minimumSplit)
+                    try file.reserve(options.preallocate ? total : 0, keepingFree: options.minimumFreeSpace)
                     state.setRemote(remote, map: map)
                     state.setPhase(.downloading)
                     logger.info("continuing a partial file from byte \(size) of \(total)", metadata: ["url": "\(url)"])

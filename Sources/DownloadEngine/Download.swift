@@ -67,7 +67,14 @@ public final class Download: Sendable {
                 try await store.remove()
             } catch {
                 await saveCheckpoint(file: file)
-                throw Task.isCancelled ? CancellationError() : error
+                if Task.isCancelled { throw CancellationError() }
+                // What cannot be resumed is worth nothing: free its space (after a full
+                // disk, especially) rather than keep it for a download that starts over.
+                if !(state.checkpoint(url: url)?.isResumable ?? false) {
+                    try? file.truncate()
+                    try? await store.remove()
+                }
+                throw error
             }
         }
     }

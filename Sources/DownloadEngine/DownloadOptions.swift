@@ -19,6 +19,9 @@ public struct DownloadOptions: Sendable {
     public var minimumSplit: Int64
     /// Reserve the file's full length before writing.
     public var preallocate: Bool
+    /// Free space a reservation must leave (nil: the smaller of 512 MiB and 5 % of the
+    /// file system).
+    public var minimumFreeSpace: Int64?
     /// A byte rate shared with other downloads.
     public var rateLimiter: RateLimiter?
     /// Without a checkpoint, continue a partial file some other program left from its

@@ -16,10 +16,14 @@ extension JobScheduler {
                 partialPath: partialPath(id), destination: .directory(configuration.documentsDirectory),
                 fileName: job.requestedFilename
             ),
-            options: DownloadOptions(
-                connections: job.connections, headers: job.headers, expectedSHA256: job.expectedSHA256,
-                retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: rateLimiter
-            ),
+            options: {
+                var options = DownloadOptions(
+                    connections: job.connections, headers: job.headers, expectedSHA256: job.expectedSHA256,
+                    retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: rateLimiter
+                )
+                options.minimumFreeSpace = configuration.minFreeSpace
+                return options
+            }(),
             client: client, checkpoints: JobCheckpointStore(repository: repository, id: id),
             logger: logger,
             onProgress: { [weak self] progress in

@@ -17,10 +17,12 @@ public actor JobScheduler {
         public var retry: RetryPolicy
         public var stallTimeout: Double
         public var limitRate: Int64?
+        /// Free space a download's reservation must leave; nil for the default rule.
+        public var minFreeSpace: Int64?
 
         public init(
             cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
-            stallTimeout: Double = 30, limitRate: Int64? = nil
+            stallTimeout: Double = 30, limitRate: Int64? = nil, minFreeSpace: Int64? = nil
         ) {
             self.cacheDirectory = cacheDirectory
             self.documentsDirectory = documentsDirectory
@@ -28,6 +30,7 @@ public actor JobScheduler {
             self.retry = retry
             self.stallTimeout = stallTimeout
             self.limitRate = limitRate
+            self.minFreeSpace = minFreeSpace
         }
     }
 

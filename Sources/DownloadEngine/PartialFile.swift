@@ -71,13 +71,36 @@ final class PartialFile: Sendable {
         guard ftruncate(descriptor, off_t(length)) == 0 else { throw Self.error("cannot truncate the partial file", path: path, errno: errno) }
     }
 
-    /// Reserves the file's full length up front where the file system supports it, so a
-    /// full disk shows at the start; ignored where it is not supported.
-    func allocate(_ length: Int64) throws {
+    /// Reserves the file's full length up front, so that a full disk shows at the start
+    /// rather than half way, but only when it fits above `floor` (CONTRACT §6): otherwise
+    /// `no_space`, or `file_too_large` when the file system could never hold it. A failed
+    /// reservation gives back what it took. Where the file system cannot reserve, the check
+    /// alone is made.
+    func reserve(_ length: Int64, keepingFree floor: Int64?) throws {
         guard length > 0 else { return }
+        var fileSystem = statvfs()
+        var info = stat()
+        guard fstatvfs(descriptor, &fileSystem) == 0, fstat(descriptor, &info) == 0 else {
+            throw Self.error("cannot read the file system's free space", path: path, errno: errno)
+        }
+        let space = SpaceReservation.FileSystem(
+            blockSize: UInt64(fileSystem.f_frsize), totalBlocks: UInt64(fileSystem.f_blocks),
+            availableBlocks: UInt64(fileSystem.f_bavail)
+        )
+        let allocated = SpaceReservation.FileSystem.bytes(512, UInt64(max(0, info.st_blocks)))
+        switch SpaceReservation.verdict(length: length, allocated: allocated, on: space, floor: floor) {
+        case .tooLarge(let message): throw SluiceError(.fileTooLarge, message)
+        case .noSpace(let message): throw SluiceError(.noSpace, message)
+        case .reserve: break
+        }
         #if canImport(Glibc)
+        let previousSize = Int64(info.st_size)
         let result = posix_fallocate(descriptor, 0, off_t(length))
-        if result == ENOSPC || result == EFBIG { throw Self.error("cannot reserve \(length) bytes for the partial file", path: path, errno: result) }
+        guard result == 0 || result == EOPNOTSUPP || result == EINVAL else {
+            // ext4 keeps what a failed fallocate reserved: give it back.
+            _ = ftruncate(descriptor, off_t(previousSize))
+            throw Self.error("cannot reserve \(ByteSize.human(length)) for the partial file", path: path, errno: result)
+        }
         #endif
     }
 
@@ -89,6 +112,9 @@ final class PartialFile: Sendable {
         let cause = Location(description: path)
         if code == ENOSPC || code == EDQUOT {
             return SluiceError(.noSpace, "\(message): \(reason)", cause: cause)
+        }
+        if code == EFBIG {
+            return SluiceError(.fileTooLarge, "\(message): the file system does not allow a file this large", cause: cause)
         }
         return SluiceError(.io, "\(message): \(reason)", cause: cause)
     }

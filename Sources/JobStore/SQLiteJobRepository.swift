@@ -17,8 +17,13 @@ import SluiceCore
 public final class SQLiteJobRepository: JobRepository {
     private let pool: DatabasePool
 
+    /// Space held back for the store's own writes when the disk fills.
+    private let reserve: ReserveFile
+
     public init(path: String) throws {
         try Self.createPrivately(path)
+        reserve = ReserveFile(path: path + "-reserve")
+        reserve.refillIfDue()
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -125,11 +130,22 @@ public final class SQLiteJobRepository: JobRepository {
     // MARK: Access
 
     /// A write; a store that cannot write (disk full, read-only, locked, I/O error) is
-    /// `store_unavailable`, which the API answers with 503, never a bare 500.
+    /// `no_space` or `store_unavailable`, which the API answers with 503, never a bare 500.
+    /// A full disk first gets the reserve file's space back and tries once more, so that a
+    /// state change (a job failing because downloads filled the disk) is never lost.
     private func write<T>(_ body: (Database) throws -> T) throws -> T {
         do {
-            return try pool.write(body)
+            let result = try pool.write(body)
+            reserve.refillIfDue()
+            return result
         } catch let error as DatabaseError {
+            if error.resultCode == .SQLITE_FULL, reserve.release() {
+                do {
+                    return try pool.write(body)
+                } catch let retried as DatabaseError {
+                    throw Self.unavailable(retried)
+                }
+            }
             throw Self.unavailable(error)
         }
     }
@@ -143,6 +159,9 @@ public final class SQLiteJobRepository: JobRepository {
     }
 
     static func unavailable(_ error: DatabaseError) -> SluiceError {
+        if error.resultCode == .SQLITE_FULL {
+            return SluiceError(.noSpace, "the job store cannot be written: the disk is full", cause: error)
+        }
         let reason =
             switch error.resultCode {
             case .SQLITE_FULL: "the disk holding it is full"

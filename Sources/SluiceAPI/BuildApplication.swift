@@ -60,7 +60,7 @@ public func buildService(
         configuration: .init(
             cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
             maxActive: configuration.maxActive, retry: configuration.retry, stallTimeout: configuration.stallTimeout,
-            limitRate: configuration.limitRate
+            limitRate: configuration.limitRate, minFreeSpace: configuration.minFreeSpace
         ),
         repository: try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite"),
         client: client, metrics: metrics, logger: logger

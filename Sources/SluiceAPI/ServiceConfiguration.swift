@@ -21,6 +21,9 @@ public struct ServiceConfiguration: Sendable {
     public var allowPrivateNetworks: Bool?
     /// `Host` names answered besides loopback ones; nil: see `hostCheck`.
     public var allowedHosts: [String]?
+    /// Free space a download's reservation must leave (nil: the smaller of 512 MiB and 5 %
+    /// of the file system).
+    public var minFreeSpace: Int64?
     /// Open connections at most; further ones wait in the listen backlog.
     public var maxConnections: Int = 4096
     /// How long a new connection may take to send its request head.

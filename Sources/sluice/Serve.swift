@@ -51,6 +51,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Open connections at most (env SLUICE_MAX_CONNECTIONS, default 4096).")
     var maxConnections: Int?
 
+    @Option(
+        help: "Free space a download may not reserve, K/M/G suffixes allowed (env SLUICE_MIN_FREE_SPACE; default: the smaller of 512M and 5% of the file system)."
+    )
+    var minFreeSpace: String?
+
     func resolvedConfiguration() throws -> ServiceConfiguration {
         func integer(_ flag: Int?, _ name: String, default value: Int) throws -> Int {
             if let flag { return flag }
@@ -82,6 +87,12 @@ struct Serve: AsyncParsableCommand {
             list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         configuration.maxConnections = try integer(maxConnections, "SLUICE_MAX_CONNECTIONS", default: 4096)
+        configuration.minFreeSpace = try (minFreeSpace ?? Environment.string("SLUICE_MIN_FREE_SPACE")).map { text in
+            guard let bytes = ByteSize.parse(text, limit: .max) else {
+                throw ValidationError("--min-free-space must be a byte count with an optional K, M or G suffix, not \(text)")
+            }
+            return bytes
+        }
         guard configuration.maxConnections >= 16 else { throw ValidationError("--max-connections must be at least 16") }
         guard (0...65535).contains(configuration.port) else { throw ValidationError("--port must be 0...65535") }
         guard configuration.maxActive >= 1 else { throw ValidationError("--max-active must be at least 1") }

@@ -158,4 +158,30 @@ import Testing
         }
         #expect(home.all.allSatisfy { $0.headers[.authorization] == "Bearer secret" })
     }
+
+    /// Issue 10: an announced length near Int64.max crashed the process (and again at every
+    /// start); now no arithmetic on it traps, and the file is refused as too large.
+    @Test(arguments: [Int64(1) << 62, Int64.max, Int64(5) << 40])
+    func anAbsurdAnnouncedSizeIsRefused(size: Int64) async throws {
+        let router = Router()
+        router.get("/huge") { _, _ -> Response in
+            Response(
+                status: .partialContent,
+                headers: [.contentRange: "bytes 0-\(size - 1)/\(size)", .eTag: "\"h\"", .contentType: "application/octet-stream"],
+                body: .init(byteBuffer: ByteBuffer(bytes: [UInt8](repeating: 1, count: 1024)))
+            )
+        }
+        try await withTemporaryDirectory { directory in
+            try await withRunningServer(router: router) { port in
+                await #expect(throws: SluiceError.self) {
+                    _ = try await Self.download("http://127.0.0.1:\(port)/huge", in: directory)
+                }
+                do {
+                    _ = try await Self.download("http://127.0.0.1:\(port)/huge", in: directory)
+                } catch let error as SluiceError {
+                    #expect(error.code == .fileTooLarge, "\(error)")
+                }
+            }
+        }
+    }
 }

@@ -2,63 +2,112 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 import SluiceTestSupport
 import Testing
 
 @Suite struct DiskFullTests {
-    @Test(.enabled(if: SmallFileSystem.available, "mounting a tmpfs is not permitted here: disk-full behaviour is not tested"))
-    func aFullDiskFailsTheJobKeepsItsDataAndResumesAfterSpaceIsFreed() async throws {
+    /// Fills the file system holding `directory` until it refuses another byte.
+    static func fill(_ path: String) {
+        let chunk = [UInt8](repeating: 7, count: 64 << 10)
+        let fd = open(path, O_WRONLY | O_CREAT, 0o600)
+        while write(fd, chunk, chunk.count) > 0 {}
+        // The last blocks a partial write could not take.
+        while write(fd, chunk, 512) > 0 {}
+        close(fd)
+    }
+
+    static let skipMessage: Comment = "mounting a tmpfs is not permitted here: disk-full behaviour is not tested"
+
+    /// CONTRACT §6: space is reserved up front only when it fits above the floor; a job
+    /// that does not fit fails at once with `no_space`, others go on, and a job that had
+    /// its space keeps it.
+    @Test(.enabled(if: SmallFileSystem.available, skipMessage))
+    func aJobThatDoesNotFitFailsAtOnceAndOthersKeepTheirSpace() async throws {
         try await withTemporaryDirectory { directory in
             try await withOrigin(root: directory.path) { port in
                 let data = directory.path + "/small"
                 try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-                #expect(SmallFileSystem.mount(data, megabytes: 8))
+                #expect(SmallFileSystem.mount(data, megabytes: 64))
                 defer { SmallFileSystem.unmount(data) }
+                let filler = data + "/filler"
+                let lateID = Mutex<String>("")
                 try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
-                    let big = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/24M?seed=5"])["id"] as! String
-                    let failed = try await service.waitFor(big) { $0["state"] as? String == "failed" }
-                    #expect((failed["error"] as? [String: Any])?["code"] as? String == "no_space")
-                    // The message is for API users: no path of the service's own.
-                    let message = (failed["error"] as? [String: Any])?["message"] as? String ?? ""
-                    #expect(!message.contains(data) && !message.contains(".part"), "\(message)")
-                    // The service and other jobs go on.
+                    // A runs slowly, its 24 MiB reserved; pause it with some bytes on disk.
+                    let early = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/24M?seed=5&rate=8M"])["id"] as! String
+                    try await service.waitFor(early) { ($0["bytesDone"] as? Int ?? 0) >= 2 << 20 }
+                    _ = try await service.request(.POST, "/jobs/\(early)/pause")
+                    Self.fill(filler)
+                    // B does not fit: it fails before a byte is written or reserved.
+                    let late = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/8M?seed=6"])["id"] as! String
+                    lateID.withLock { $0 = late }
+                    let failed = try await service.waitFor(late) { $0["state"] as? String == "failed" }
+                    let error = try #require(failed["error"] as? [String: Any])
+                    #expect(error["code"] as? String == "no_space")
+                    let message = error["message"] as? String ?? ""
+                    #expect(message.contains("kept free") && !message.contains(data), "\(message)")
+                    #expect(((try? FileManager.default.attributesOfItem(atPath: data + "/cache/\(late).part"))?[.size] as? Int ?? 0) == 0)
                     #expect(try await service.request(.GET, "/healthz").status == 200)
-                    let small = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/100K"])["id"] as! String
-                    try await service.waitFor(small) { $0["state"] as? String == "completed" }
-                    #expect(FileManager.default.fileExists(atPath: data + "/cache/\(big).part"))
-
-                    // Free space, retry: the job completes with the right content.
-                    #expect(SmallFileSystem.mount(data, megabytes: 64, remount: true))
-                    _ = try await service.request(.POST, "/jobs/\(big)/resume")
-                    let done = try await service.waitFor(big) { $0["state"] as? String == "completed" }
+                    // A kept its reservation: the full disk does not stop it.
+                    _ = try await service.request(.POST, "/jobs/\(early)/resume")
+                    let done = try await service.waitFor(early) { ["completed", "failed"].contains($0["state"] as? String) }
+                    #expect(done["state"] as? String == "completed", "\(done)")
                     #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 24 << 20, seed: 5))
+                }
+                // The failure was saved although the disk was full: a restart does not run B again.
+                let late = lateID.withLock { $0 }
+                try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
+                    #expect(try await service.job(late)["state"] as? String == "failed")
+                    unlink(filler)
+                    _ = try await service.request(.POST, "/jobs/\(late)/resume")
+                    let done = try await service.waitFor(late) { ["completed", "failed"].contains($0["state"] as? String) }
+                    #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 8 << 20, seed: 6))
                 }
             }
         }
     }
 
-    /// A store that cannot write answers 503 with the JSON body, never an empty 500, and
-    /// shows no path of the service's own.
+    /// A file larger than the whole file system is `file_too_large`, and nothing is reserved.
+    @Test(.enabled(if: SmallFileSystem.available, skipMessage))
+    func aFileLargerThanTheFileSystemIsTooLarge() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let data = directory.path + "/small"
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+                #expect(SmallFileSystem.mount(data, megabytes: 16))
+                defer { SmallFileSystem.unmount(data) }
+                try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
+                    let id = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/1T"])["id"] as! String
+                    let failed = try await service.waitFor(id) { $0["state"] as? String == "failed" }
+                    #expect((failed["error"] as? [String: Any])?["code"] as? String == "file_too_large")
+                    var info = statvfs()
+                    #expect(statvfs(data, &info) == 0)
+                    #expect(Int64(info.f_bavail) * Int64(info.f_frsize) > 8 << 20, "the failed job kept space")
+                }
+            }
+        }
+    }
+
+    /// A store that cannot write answers 503 with the JSON body (`no_space`), never an
+    /// empty 500, and shows no path of the service's own.
     @Test(.enabled(if: SmallFileSystem.available, "mounting a tmpfs is not permitted here: a full store is not tested"))
     func aFullStoreAnswers503AndRecovers() async throws {
         try await withTemporaryDirectory { directory in
             let data = directory.path + "/small"
             try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-            #expect(SmallFileSystem.mount(data, megabytes: 4))
+            #expect(SmallFileSystem.mount(data, megabytes: 16))
             defer { SmallFileSystem.unmount(data) }
             try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
                 let filler = data + "/filler"
-                let chunk = [UInt8](repeating: 7, count: 64 << 10)
-                let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
-                while write(fd, chunk, chunk.count) > 0 {}
-                close(fd)
+                Self.fill(filler)
                 let url = "http://127.0.0.1:1/" + String(repeating: "u", count: 8000)
                 var statuses: [Int] = []
-                for _ in 0..<80 {
+                // The store's reserve takes a few MiB of these before it too is used up.
+                for _ in 0..<2000 {
                     let reply = try await service.request(.POST, "/jobs", json: #"{"url":"\#(url)","paused":true}"#)
                     statuses.append(reply.status)
                     if reply.status == 503 {
-                        #expect(reply.errorCode == "store_unavailable")
+                        #expect(reply.errorCode == "no_space")
                         let text = String(decoding: reply.body, as: UTF8.self)
                         #expect(!text.contains(data), "\(text)")
                         break

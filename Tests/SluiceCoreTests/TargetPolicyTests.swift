@@ -66,3 +66,38 @@ import Testing
         #expect(JSONValue(nil as Date?) == .null)
     }
 }
+
+@Suite struct SpaceReservationTests {
+    let disk = SpaceReservation.FileSystem(capacity: 128 << 20, available: 100 << 20)
+
+    @Test func reservesOnlyWhatFitsAboveTheFloor() {
+        // Default floor: 5 % of 128 MiB = 6.4 MiB.
+        #expect(SpaceReservation.verdict(length: 90 << 20, allocated: 0, on: disk, floor: nil) == .reserve)
+        guard case .noSpace = SpaceReservation.verdict(length: 96 << 20, allocated: 0, on: disk, floor: nil) else {
+            Issue.record("96 MiB leaves less than the floor")
+            return
+        }
+        // What the file already holds is not needed again.
+        #expect(SpaceReservation.verdict(length: 120 << 20, allocated: 40 << 20, on: disk, floor: nil) == .reserve)
+        #expect(SpaceReservation.verdict(length: 100 << 20, allocated: 0, on: disk, floor: 0) == .reserve)
+        guard case .noSpace = SpaceReservation.verdict(length: 1, allocated: 0, on: disk, floor: 200 << 20) else {
+            Issue.record("a floor above the free space leaves nothing")
+            return
+        }
+        #expect(SpaceReservation.defaultFloor(capacity: 1 << 40) == 512 << 20)
+    }
+
+    @Test(arguments: [Int64(512) << 20, Int64(5) << 40, Int64(1) << 62, Int64.max])
+    func moreThanTheFileSystemIsTooLarge(length: Int64) {
+        guard case .tooLarge = SpaceReservation.verdict(length: length, allocated: 0, on: disk, floor: nil) else {
+            Issue.record("\(length) bytes on a 128 MiB file system")
+            return
+        }
+    }
+
+    @Test func blockCountsNeverOverflow() {
+        let huge = SpaceReservation.FileSystem(blockSize: 1 << 20, totalBlocks: .max, availableBlocks: UInt64(1) << 50)
+        #expect(huge.capacity == .max && huge.available == .max)
+        #expect(SpaceReservation.verdict(length: .max, allocated: .max, on: huge, floor: nil) == .reserve)
+    }
+}
