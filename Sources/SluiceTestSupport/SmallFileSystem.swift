@@ -16,6 +16,30 @@ public enum SmallFileSystem {
         return process.terminationStatus == 0
     }
 
+    /// A loop-mounted ext4 of `megabytes` at `path`, its image in `image` (a file outside
+    /// `path`). ext4, unlike tmpfs, keeps what a failed `posix_fallocate` reserved.
+    public static func mountExt4(_ path: String, megabytes: Int, image: String) -> Bool {
+        guard FileManager.default.createFile(atPath: image, contents: nil),
+            let handle = FileHandle(forWritingAtPath: image)
+        else { return false }
+        do {
+            try handle.truncate(atOffset: UInt64(megabytes) << 20)
+            try handle.close()
+        } catch { return false }
+        return run("/usr/sbin/mkfs.ext4", ["-q", "-F", image]) && run("/bin/mount", ["-o", "loop", image, path])
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
     public static func unmount(_ path: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/umount")

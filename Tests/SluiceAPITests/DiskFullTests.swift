@@ -67,6 +67,49 @@ import Testing
         }
     }
 
+    /// Issue 10's case on ext4, which keeps what a failed reservation took: a 512 MiB
+    /// announcement on 128 MiB used to leave 117 MB allocated to the failed job, after which
+    /// the store could not save the failure. Now nothing is taken and the failure is saved.
+    @Test(.enabled(if: SmallFileSystem.available, skipMessage))
+    func anAnnouncementTheExt4CannotHoldTakesNothing() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let data = directory.path + "/ext4"
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+                guard SmallFileSystem.mountExt4(data, megabytes: 128, image: directory.path + "/ext4.img") else {
+                    Issue.record("cannot loop-mount an ext4 image here")
+                    return
+                }
+                defer { SmallFileSystem.unmount(data) }
+                @Sendable func free() -> Int64 {
+                    var info = statvfs()
+                    _ = statvfs(data, &info)
+                    return Int64(info.f_bavail) * Int64(info.f_frsize)
+                }
+                try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
+                    let before = free()
+                    let big = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/512M"])["id"] as! String
+                    let failed = try await service.waitFor(big) { $0["state"] as? String == "failed" }
+                    #expect((failed["error"] as? [String: Any])?["code"] as? String == "file_too_large")
+                    // Nearly all of the free space, eating into the floor: no_space, nothing taken.
+                    let nearly = (before - (2 << 20)) >> 10
+                    let near = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/\(nearly)K"])["id"] as! String
+                    let refused = try await service.waitFor(near) { $0["state"] as? String == "failed" }
+                    #expect((refused["error"] as? [String: Any])?["code"] as? String == "no_space")
+                    #expect(free() >= before - (1 << 20), "a refused job kept \(before - free()) bytes")
+                    // What does fit still downloads.
+                    let fits = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/32M?seed=2"])["id"] as! String
+                    let done = try await service.waitFor(fits) { ["completed", "failed"].contains($0["state"] as? String) }
+                    #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 32 << 20, seed: 2))
+                }
+                try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
+                    let jobs = try await service.request(.GET, "/jobs").json()["jobs"] as? [[String: Any]] ?? []
+                    #expect(jobs.compactMap { $0["state"] as? String }.sorted() == ["completed", "failed", "failed"])
+                }
+            }
+        }
+    }
+
     /// A file larger than the whole file system is `file_too_large`, and nothing is reserved.
     @Test(.enabled(if: SmallFileSystem.available, skipMessage))
     func aFileLargerThanTheFileSystemIsTooLarge() async throws {
