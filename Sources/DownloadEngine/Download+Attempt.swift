@@ -59,7 +59,7 @@ extension Download {
     /// now whole; false to start over (the server sent the whole file, or no usable range).
     /// Without a validator the rest comes over one connection, as for a fresh download.
     private func continueExisting(file: PartialFile, size: Int64) async throws -> Bool {
-        var failures = 0
+        var machine = RetryMachine(policy: options.retry)
         while true {
             do {
                 let fetched = try await execute(makeRequest(url: url, range: size..<Int64.max, ifRange: nil))
@@ -102,10 +102,7 @@ extension Download {
                     throw TransientFailure(error: SluiceError(.invalidResponse, message))
                 }
             } catch {
-                let transient = try transientFailure(from: error)
-                failures += 1
-                guard failures < options.retry.maximumFailures else { throw transient.error }
-                try await backoff(failures: failures, retryAfter: transient.retryAfter)
+                try await recover(from: error, with: &machine)
             }
         }
     }
@@ -113,7 +110,7 @@ extension Download {
     /// `GET` with `Range: bytes=0-`: its answer tells the size, range support, validators
     /// and name, and its body is the first segment's data.
     func probe() async throws -> (HTTPClientResponse, ResponseCheck.Probe, finalURL: String) {
-        var failures = 0
+        var machine = RetryMachine(policy: options.retry)
         var askRange = true
         while true {
             do {
@@ -134,22 +131,8 @@ extension Download {
                     throw TransientFailure(error: SluiceError(.invalidResponse, message))
                 }
             } catch {
-                let transient = try transientFailure(from: error)
-                failures += 1
-                guard failures < options.retry.maximumFailures else { throw transient.error }
-                try await backoff(failures: failures, retryAfter: transient.retryAfter)
+                try await recover(from: error, with: &machine)
             }
-        }
-    }
-
-    /// The error as a transient failure, or rethrown when it is final (or a cancellation).
-    func transientFailure(from error: any Error) throws -> TransientFailure {
-        if Task.isCancelled || error is CancellationError { throw CancellationError() }
-        if let transient = error as? TransientFailure { return transient }
-        if error is RestartFromZero { throw error }
-        switch SluiceError.fromTransport(error) {
-        case .success(let transient): return transient
-        case .failure(let final): throw final
         }
     }
 }

@@ -23,7 +23,7 @@ extension Download {
     private func rangeWorker(file: PartialFile, initial: (response: HTTPClientResponse, claim: SegmentMap.Claim)?) async throws {
         var claim = initial?.claim ?? state.claim()
         var response = initial?.response
-        var failures = 0
+        var machine = RetryMachine(policy: options.retry)
         var progressMark = state.bytesDone
         var useOriginalURL = false
         while let current = claim {
@@ -46,25 +46,20 @@ extension Download {
                 claim = state.claim()
             } catch {
                 response = nil
-                let transient: TransientFailure
+                // Bytes on disk since the last failure forgive it, unless this connection
+                // stalled: a trickle's few bytes must not keep it alive forever.
+                let done = state.bytesDone
+                if done > progressMark, !(error is StallFailure) {
+                    _ = machine.handle(.progressed, jitter: 0)
+                }
+                progressMark = done
+                if state.remote?.finalURL != nil { useOriginalURL = true }
                 do {
-                    transient = try transientFailure(from: error)
+                    try await recover(from: error, with: &machine)
                 } catch {
                     state.release(segment: current.segment)
                     throw error
                 }
-                let done = state.bytesDone
-                if done > progressMark {
-                    failures = 0
-                    progressMark = done
-                }
-                failures += 1
-                guard failures < options.retry.maximumFailures else {
-                    state.release(segment: current.segment)
-                    throw transient.error
-                }
-                if state.remote?.finalURL != nil { useOriginalURL = true }
-                try await backoff(failures: failures, retryAfter: transient.retryAfter)
             }
         }
     }
@@ -99,8 +94,11 @@ extension Download {
     private func write(_ body: HTTPClientResponse.Body, to file: PartialFile, segment: Int) async throws {
         state.connectionOpened()
         defer { state.connectionClosed() }
+        var watch = makeStallWatch()
+        let started = options.clock.elapsed()
         for try await buffer in body {
             let readable = buffer.readableBytes
+            try check(&watch, received: readable, since: started)
             var consumed = 0
             while consumed < readable {
                 let (offset, allowed) = state.reserve(Int64(readable - consumed), segment: segment)

@@ -8,7 +8,7 @@ extension Download {
     /// written from byte 0 and hashed as it streams; a failure starts over from 0.
     func streamWhole(file: PartialFile, first: HTTPClientResponse, total: Int64?) async throws -> String {
         var response: HTTPClientResponse? = first
-        var failures = 0
+        var machine = RetryMachine(policy: options.retry)
         var best: Int64 = 0
         while true {
             var offset: Int64 = 0
@@ -23,7 +23,10 @@ extension Download {
                 var hasher = SHA256()
                 state.connectionOpened()
                 defer { state.connectionClosed() }
+                var watch = makeStallWatch()
+                let started = options.clock.elapsed()
                 for try await buffer in body {
+                    try check(&watch, received: buffer.readableBytes, since: started)
                     try buffer.withUnsafeReadableBytes { bytes in
                         try file.write(bytes, at: offset)
                         hasher.update(bufferPointer: bytes)
@@ -41,14 +44,11 @@ extension Download {
                 return FileDigest.hex(hasher.finalize())
             } catch {
                 response = nil
-                let transient = try transientFailure(from: error)
-                if offset > best {
+                if offset > best, !(error is StallFailure) {
                     best = offset
-                    failures = 0
+                    _ = machine.handle(.progressed, jitter: 0)
                 }
-                failures += 1
-                guard failures < options.retry.maximumFailures else { throw transient.error }
-                try await backoff(failures: failures, retryAfter: transient.retryAfter)
+                try await recover(from: error, with: &machine)
             }
         }
     }

@@ -47,7 +47,7 @@ public final class Download: Sendable {
         if let placed = try await placedByPreviousRun() { return placed }
         let file = try PartialFile(path: target.partialPath)
         var checkpoint = try await verifiedCheckpoint(for: file)
-        var restarts = 0
+        var restarts = RetryMachine(policy: options.retry)
         while true {
             do {
                 let resumeFrom = checkpoint
@@ -57,11 +57,8 @@ public final class Download: Sendable {
                 }
                 return try await finish(file: file, streamedHash: hash, hasher: hasher)
             } catch let restart as RestartFromZero {
-                restarts += 1
                 logger.notice("starting over from byte 0: \(restart.reason)", metadata: ["url": "\(url)"])
-                guard restarts <= 5 else {
-                    throw SluiceError(.remoteChanged, "the remote file kept changing: \(restart.reason)")
-                }
+                if case .fail(let error) = restarts.handle(.remoteChanged(restart.reason), jitter: 0) { throw error }
                 checkpoint = nil
                 try file.truncate()
                 try await store.remove()
@@ -151,13 +148,53 @@ public final class Download: Sendable {
         }
     }
 
-    /// Sleeps for the backoff after `failures` consecutive failures.
-    func backoff(failures: Int, retryAfter: Double?) async throws {
-        state.setPhase(.retrying)
-        let delay = options.retry.delay(afterFailures: failures, retryAfter: retryAfter, jitter: Double.random(in: 0...1))
-        logger.info("retrying in \(delay) s", metadata: ["url": "\(url)"])
-        try await Task.sleep(for: .seconds(delay))
-        state.setPhase(.downloading)
+    /// Feeds a failure to `machine` and carries out its answer: waits (on the download's
+    /// clock) before the next try, or throws what ends this loop.
+    func recover(from error: any Error, with machine: inout RetryMachine) async throws {
+        switch machine.handle(Self.event(for: error), jitter: Double.random(in: 0...1)) {
+        case .retry(let delay):
+            state.setPhase(.retrying)
+            logger.info("retrying in \(delay)", metadata: ["url": "\(url)"])
+            try await options.clock.sleep(delay)
+            state.setPhase(.downloading)
+        case .fail(let error):
+            throw error
+        case .restartFromZero(let reason):
+            throw RestartFromZero(reason: reason)
+        case .stop:
+            throw CancellationError()
+        case .proceed:
+            return
+        }
+    }
+
+    /// What an error thrown while talking to a server means to the retry machine.
+    static func event(for error: any Error) -> RetryMachine.Event {
+        if Task.isCancelled || error is CancellationError { return .cancelled }
+        switch error {
+        case let restart as RestartFromZero:
+            return .remoteChanged(restart.reason)
+        case let stall as StallFailure:
+            return .stalled(SluiceError(.network, "the connection stalled: \(stall.reason)"))
+        case let transient as TransientFailure:
+            return .transient(transient.error, retryAfter: transient.retryAfter)
+        case let error as HTTPClientError where error == .readTimeout:
+            return .stalled(SluiceError(.network, "the connection stalled: no byte came for the read timeout", cause: error))
+        default:
+            switch SluiceError.fromTransport(error) {
+            case .success(let transient): return .transient(transient.error, retryAfter: transient.retryAfter)
+            case .failure(let final): return .final(final)
+            }
+        }
+    }
+
+    /// Throws `StallFailure` when a connection's bytes so far say it is stalled.
+    func check(_ watch: inout StallWatch, received count: Int, since start: Duration) throws {
+        if let reason = watch.received(count, at: options.clock.elapsed() - start) { throw StallFailure(reason: reason) }
+    }
+
+    func makeStallWatch() -> StallWatch {
+        StallWatch(window: options.stallWindow, floor: options.minimumRate, silence: .milliseconds(Int64(options.stallTimeout * 1000)))
     }
 
     func makeRequest(url: String, range: Range<Int64>?, ifRange: String?) -> HTTPClientRequest {

@@ -24,6 +24,12 @@ public struct DownloadOptions: Sendable {
     public var minimumFreeSpace: Int64?
     /// A byte rate shared with other downloads.
     public var rateLimiter: RateLimiter?
+    /// Waits between tries and measures stalls (tests pass a faster one).
+    public var clock: ElapsedClock = .continuous
+    /// A connection that brings less than this many bytes per second over `stallWindow`
+    /// is replaced (a trickle never trips the silence rule).
+    public var minimumRate: Int64 = 1024
+    public var stallWindow: Duration = .seconds(30)
     /// Without a checkpoint, continue a partial file some other program left from its
     /// size (`curl -C -`, `wget -c`), instead of starting over.
     public var continuePartial: Bool = false

@@ -7,6 +7,12 @@ struct TransientFailure: Error {
     var retryAfter: Double?
 }
 
+/// A connection that went silent or slower than the floor: replaced, and not forgiven by
+/// the few bytes it brought.
+struct StallFailure: Error {
+    var reason: String
+}
+
 /// The remote file is not the one the partial data came from: start over from byte 0.
 struct RestartFromZero: Error {
     var reason: String

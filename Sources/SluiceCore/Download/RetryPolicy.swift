@@ -12,14 +12,18 @@ public struct RetryPolicy: Sendable, Equatable {
         self.maximumFailures = maximumFailures
     }
 
+    /// The longest `Retry-After` honoured, in seconds: a remote asking for an hour gets ten
+    /// minutes, so it cannot park a download for longer.
+    public static let longestRetryAfter: Double = 600
+
     /// The wait before attempt `failures + 1`, in seconds. `jitter` is a random value in
     /// 0...1 supplied by the caller; the wait is between half and all of the backoff step
-    /// ("equal jitter"), never below `retryAfter`.
+    /// ("equal jitter"), never below `retryAfter` (itself capped at ten minutes).
     public func delay(afterFailures failures: Int, retryAfter: Double? = nil, jitter: Double) -> Double {
         let exponent = Double(max(0, failures - 1))
         let step = min(maximum, base * pow2(exponent))
         let jittered = step / 2 + step / 2 * min(1, max(0, jitter))
-        return max(jittered, min(retryAfter ?? 0, 3600))
+        return max(jittered, min(retryAfter ?? 0, Self.longestRetryAfter))
     }
 
     private func pow2(_ exponent: Double) -> Double {
