@@ -24,15 +24,17 @@ struct EngineHarness: Sendable {
 
     func download(
         _ path: String, name: String = "job", connections: Int = 4, sha256: String? = nil, fileName: String? = nil,
-        progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
+        clock: FastClock? = nil, progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
     ) -> Download {
-        Download(
+        var options = DownloadOptions(
+            connections: connections, expectedSHA256: sha256, retry: Self.quickRetry, progressInterval: 0.05,
+            minimumSplit: 256 << 10
+        )
+        if let clock { options.clock = ElapsedClock(clock) }
+        return Download(
             url: url(path),
             target: DownloadTarget(partialPath: "\(cache)/\(name).part", destination: .directory(documents), fileName: fileName),
-            options: DownloadOptions(
-                connections: connections, expectedSHA256: sha256, retry: Self.quickRetry, progressInterval: 0.05,
-                minimumSplit: 256 << 10
-            ),
+            options: options,
             client: client, checkpoints: checkpoints(name), onProgress: progress
         )
     }

@@ -184,4 +184,49 @@ import Testing
             }
         }
     }
+
+    /// Issue 10: a remote that trickles a byte every 29 s never tripped the 30 s stall rule
+    /// and held a slot forever. On a clock 2,900 times faster than real time, a byte every
+    /// 10 ms is a byte every 29 s: the connection is replaced, and the job fails.
+    @Test func aTrickleIsAStallAndTheJobGivesUp() async throws {
+        let requests = Mutex(0)
+        let router = Router()
+        router.get("/trickle") { _, _ -> Response in
+            requests.withLock { $0 += 1 }
+            return Response(
+                status: .ok, headers: [.contentLength: "100000", .contentType: "application/octet-stream"],
+                body: ResponseBody { writer in
+                    for _ in 0..<100_000 {
+                        try await writer.write(ByteBuffer(bytes: [0x2A]))
+                        try await Task.sleep(for: .milliseconds(10))
+                    }
+                    try await writer.finish(nil)
+                }
+            )
+        }
+        try await withTemporaryDirectory { directory in
+            try await withRunningServer(router: router) { port in
+                let clock = FastClock(speed: 2900)
+                let start = ContinuousClock.now
+                let fetcher = Fetcher(stallTimeout: 5)
+                var options = DownloadOptions(connections: 4, retry: RetryPolicy(base: 1, maximum: 60, maximumFailures: 5))
+                options.clock = ElapsedClock(clock)
+                let download = Download(
+                    url: "http://127.0.0.1:\(port)/trickle",
+                    target: DownloadTarget(partialPath: directory.path + "/t.part", destination: .directory(directory.path)),
+                    options: options, client: fetcher, checkpoints: JSONFileCheckpointStore(path: directory.path + "/t.json")
+                )
+                do {
+                    _ = try await download.run()
+                    Issue.record("a trickle completed")
+                } catch let error as SluiceError {
+                    #expect(error.code == .network)
+                    #expect(error.message.contains("stalled"), "\(error)")
+                }
+                try await fetcher.shutdown()
+                #expect(requests.withLock { $0 } == 5)
+                #expect(ContinuousClock.now - start < .seconds(10))
+            }
+        }
+    }
 }

@@ -101,3 +101,65 @@ import Testing
         #expect(SpaceReservation.verdict(length: .max, allocated: .max, on: huge, floor: nil) == .reserve)
     }
 }
+
+@Suite struct RetryMachineTests {
+    let policy = RetryPolicy(base: 1, maximum: 60, maximumFailures: 5)
+    let error = SluiceError(.network, "reset")
+
+    @Test func backsOffDoublingAndGivesUpAfterFiveFailuresWithoutProgress() {
+        var machine = RetryMachine(policy: policy)
+        let waits = (1...4).map { _ in machine.handle(.transient(error, retryAfter: nil), jitter: 1) }
+        #expect(waits == [.retry(after: .seconds(1)), .retry(after: .seconds(2)), .retry(after: .seconds(4)), .retry(after: .seconds(8))])
+        #expect(machine.handle(.transient(error, retryAfter: nil), jitter: 1) == .fail(error))
+    }
+
+    @Test func progressForgivesButAStallIsNotForgiven() {
+        var machine = RetryMachine(policy: policy)
+        for _ in 0..<20 {
+            #expect(machine.handle(.transient(error, retryAfter: nil), jitter: 0) != .fail(error))
+            #expect(machine.handle(.progressed, jitter: 0) == .proceed)
+        }
+        let stall = SluiceError(.network, "the connection stalled")
+        let actions = (0..<5).map { _ in machine.handle(.stalled(stall), jitter: 0) }
+        #expect(actions.last == .fail(stall))
+    }
+
+    @Test func retryAfterIsHonouredUpToTenMinutes() {
+        var machine = RetryMachine(policy: policy)
+        #expect(machine.handle(.transient(error, retryAfter: 30), jitter: 0) == .retry(after: .seconds(30)))
+        #expect(machine.handle(.transient(error, retryAfter: 3600), jitter: 0) == .retry(after: .seconds(600)))
+    }
+
+    @Test func restartsAreBoundedAndFinalErrorsAndCancellationEndAtOnce() {
+        var machine = RetryMachine(policy: policy)
+        for _ in 0..<5 { #expect(machine.handle(.remoteChanged("etag"), jitter: 0) == .restartFromZero(reason: "etag")) }
+        guard case .fail(let failure) = machine.handle(.remoteChanged("etag"), jitter: 0) else {
+            Issue.record("a sixth restart")
+            return
+        }
+        #expect(failure.code == .remoteChanged)
+        let notFound = SluiceError(.httpStatus, "404")
+        var fresh = RetryMachine(policy: policy)
+        #expect(fresh.handle(.final(notFound), jitter: 0) == .fail(notFound))
+        var cancelled = RetryMachine(policy: policy)
+        #expect(cancelled.handle(.cancelled, jitter: 0) == .stop)
+    }
+}
+
+@Suite struct StallWatchTests {
+    @Test func aTrickleOfAByteEvery29SecondsIsStalled() {
+        var watch = StallWatch()
+        #expect(watch.received(1, at: .seconds(29)) == nil)
+        let reason = watch.received(1, at: .seconds(58))
+        #expect(reason?.contains("under 1024 bytes/s") == true, "\(reason ?? "nil")")
+    }
+
+    @Test func silenceIsAStallAndASteadyFlowIsNot() {
+        var silent = StallWatch()
+        #expect(silent.received(10_000, at: .seconds(1)) == nil)
+        #expect(silent.isSilent(at: .seconds(31)))
+        #expect(silent.received(1, at: .seconds(32)) != nil)
+        var steady = StallWatch()
+        for second in 1...120 { #expect(steady.received(2048, at: .seconds(second)) == nil) }
+    }
+}
