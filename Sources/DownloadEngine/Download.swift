@@ -193,8 +193,15 @@ public final class Download: Sendable {
         if let reason = watch.received(count, at: options.clock.elapsed() - start) { throw StallFailure(reason: reason) }
     }
 
+    /// The watch for one connection. Under a rate limit of the service's own, the floor is
+    /// lowered to a quarter of each connection's share, so our own limit never looks like a
+    /// slow remote.
     func makeStallWatch() -> StallWatch {
-        StallWatch(window: options.stallWindow, floor: options.minimumRate, silence: .milliseconds(Int64(options.stallTimeout * 1000)))
+        var floor = options.minimumRate
+        if let limiter = options.rateLimiter {
+            floor = min(floor, Int64(limiter.bytesPerSecond) / Int64(4 * options.connections))
+        }
+        return StallWatch(window: options.stallWindow, floor: floor)
     }
 
     func makeRequest(url: String, range: Range<Int64>?, ifRange: String?) -> HTTPClientRequest {

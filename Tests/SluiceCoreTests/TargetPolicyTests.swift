@@ -154,12 +154,10 @@ import Testing
         #expect(reason?.contains("under 1024 bytes/s") == true, "\(reason ?? "nil")")
     }
 
-    @Test func silenceIsAStallAndASteadyFlowIsNot() {
-        var silent = StallWatch()
-        #expect(silent.received(10_000, at: .seconds(1)) == nil)
-        #expect(silent.isSilent(at: .seconds(31)))
-        #expect(silent.received(1, at: .seconds(32)) != nil)
+    @Test func aSteadyFlowIsNotAndAZeroFloorNeverIs() {
         var steady = StallWatch()
         for second in 1...120 { #expect(steady.received(2048, at: .seconds(second)) == nil) }
+        var off = StallWatch(floor: 0)
+        #expect(off.received(1, at: .seconds(3600)) == nil)
     }
 }

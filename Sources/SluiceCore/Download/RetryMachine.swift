@@ -76,33 +76,28 @@ public struct RetryMachine: Sendable, Equatable {
     }
 }
 
-/// Whether one connection is still worth keeping: it is stalled when no byte has come for
-/// `silence`, or when, over a whole `window`, it brought less than `floor` bytes per second
-/// (a remote trickling a byte every 29 s never trips a 30 s silence rule). Pure: the
-/// connection's bytes and the time since it started in, a verdict out.
+/// Whether one connection is still worth keeping: it is stalled when, over a whole
+/// `window`, it brought less than `floor` bytes per second (a remote trickling a byte every
+/// 29 s never trips the 30 s read timeout, which catches silence). Pure: the connection's
+/// bytes and the time since it started in, a verdict out.
 public struct StallWatch: Sendable, Equatable {
     public let window: Duration
     public let floor: Int64
-    public let silence: Duration
     private var windowStart: Duration = .zero
     private var bytesInWindow: Int64 = 0
-    private var lastByte: Duration = .zero
 
-    /// CONTRACT §4's 30 s without a byte, and 1 KiB/s over 30 s.
-    public init(window: Duration = .seconds(30), floor: Int64 = 1024, silence: Duration = .seconds(30)) {
+    /// 1 KiB/s over 30 s, as the issue that asked for it says.
+    public init(window: Duration = .seconds(30), floor: Int64 = 1024) {
         self.window = window
         self.floor = floor
-        self.silence = silence
     }
 
     /// Records `count` bytes received `elapsed` after the connection started; returns why
     /// the connection is stalled, or nil while it is fine.
     public mutating func received(_ count: Int, at elapsed: Duration) -> String? {
-        if elapsed - lastByte >= silence { return "no byte came for \(silence)" }
-        lastByte = elapsed
         bytesInWindow += Int64(count)
         let span = elapsed - windowStart
-        guard span >= window else { return nil }
+        guard floor > 0, span >= window else { return nil }
         let seconds = Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18
         if Double(bytesInWindow) < Double(floor) * seconds {
             return "the connection brought \(bytesInWindow) bytes in \(Int(seconds)) s, under \(floor) bytes/s"
@@ -110,11 +105,5 @@ public struct StallWatch: Sendable, Equatable {
         windowStart = elapsed
         bytesInWindow = 0
         return nil
-    }
-
-    /// Whether the connection has been silent too long at `elapsed` (for a watchdog that
-    /// wakes without a byte).
-    public func isSilent(at elapsed: Duration) -> Bool {
-        elapsed - lastByte >= silence
     }
 }
