@@ -59,7 +59,7 @@ extension Download {
     /// now whole; false to start over (the server sent the whole file, or no usable range).
     /// Without a validator the rest comes over one connection, as for a fresh download.
     private func continueExisting(file: PartialFile, size: Int64) async throws -> Bool {
-        var machine = RetryMachine(policy: options.retry)
+        var machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
         while true {
             do {
                 let fetched = try await execute(makeRequest(url: url, range: size..<Int64.max, ifRange: nil))
@@ -110,7 +110,7 @@ extension Download {
     /// `GET` with `Range: bytes=0-`: its answer tells the size, range support, validators
     /// and name, and its body is the first segment's data.
     func probe() async throws -> (HTTPClientResponse, ResponseCheck.Probe, finalURL: String) {
-        var machine = RetryMachine(policy: options.retry)
+        var machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
         var askRange = true
         while true {
             do {

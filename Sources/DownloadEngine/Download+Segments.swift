@@ -23,7 +23,7 @@ extension Download {
     private func rangeWorker(file: PartialFile, initial: (response: HTTPClientResponse, claim: SegmentMap.Claim)?) async throws {
         var claim = initial?.claim ?? state.claim()
         var response = initial?.response
-        var machine = RetryMachine(policy: options.retry)
+        var machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
         var progressMark = state.bytesDone
         var useOriginalURL = false
         while let current = claim {

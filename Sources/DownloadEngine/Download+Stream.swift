@@ -8,7 +8,7 @@ extension Download {
     /// written from byte 0 and hashed as it streams; a failure starts over from 0.
     func streamWhole(file: PartialFile, first: HTTPClientResponse, total: Int64?) async throws -> String {
         var response: HTTPClientResponse? = first
-        var machine = RetryMachine(policy: options.retry)
+        var machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
         var best: Int64 = 0
         while true {
             var offset: Int64 = 0

@@ -153,6 +153,9 @@ public final class Download: Sendable {
     func recover(from error: any Error, with machine: inout RetryMachine) async throws {
         switch machine.handle(Self.event(for: error), jitter: Double.random(in: 0...1)) {
         case .retry(let delay):
+            if let threshold = options.releaseSlotAfter, delay >= threshold, case .transient(let error, _) = Self.event(for: error) {
+                throw RetryLater(delay: delay, failures: machine.consecutiveFailures, error: error)
+            }
             state.setPhase(.retrying)
             logger.info("retrying in \(delay)", metadata: ["url": "\(url)"])
             try await options.clock.sleep(delay)

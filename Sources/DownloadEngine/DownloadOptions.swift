@@ -24,6 +24,11 @@ public struct DownloadOptions: Sendable {
     public var minimumFreeSpace: Int64?
     /// A byte rate shared with other downloads.
     public var rateLimiter: RateLimiter?
+    /// A wait at least this long is not slept through: the download stops with
+    /// `RetryLater` and gives its slot back (nil: always sleep, as `sluice get` does).
+    public var releaseSlotAfter: Duration? = nil
+    /// Consecutive failures of earlier runs, which this one goes on counting.
+    public var priorFailures: Int = 0
     /// Waits between tries and measures stalls (tests pass a faster one).
     public var clock: ElapsedClock = .continuous
     /// A connection that brings less than this many bytes per second over `stallWindow`

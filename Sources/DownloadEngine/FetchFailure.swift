@@ -13,6 +13,15 @@ struct StallFailure: Error {
     var reason: String
 }
 
+/// The remote asked for a wait long enough that the download should give its slot back:
+/// stop (after a checkpoint) and be started again after `delay`.
+public struct RetryLater: Error, Sendable {
+    public var delay: Duration
+    /// Consecutive failures so far, for the next run to go on counting.
+    public var failures: Int
+    public var error: SluiceError
+}
+
 /// The remote file is not the one the partial data came from: start over from byte 0.
 struct RestartFromZero: Error {
     var reason: String

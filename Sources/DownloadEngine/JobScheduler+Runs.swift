@@ -22,6 +22,8 @@ extension JobScheduler {
                     retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: rateLimiter
                 )
                 options.minimumFreeSpace = configuration.minFreeSpace
+                options.releaseSlotAfter = configuration.releaseSlotAfter
+                options.priorFailures = retryFailures[id] ?? 0
                 return options
             }(),
             client: client, checkpoints: JobCheckpointStore(repository: repository, id: id),
@@ -101,6 +103,15 @@ extension JobScheduler {
             job.error = nil
         case .failure(is CancellationError):
             return
+        case .failure(let later as RetryLater):
+            // Waiting out a long Retry-After: the slot goes to another job meanwhile.
+            logger.info("job \(id) waits \(later.delay) before its next try: \(later.error)")
+            _ = lifecycle.retryScheduled()
+            job.state = lifecycle.state
+            if job.state == .queued {
+                job.retryAt = Date().addingTimeInterval(Double(later.delay.components.seconds))
+                retryFailures[id] = later.failures
+            }
         case .failure(let error):
             let failure = error as? SluiceError ?? SluiceError(.io, "\(error)")
             logger.warning("job \(id) failed: \(failure)")
@@ -108,6 +119,7 @@ extension JobScheduler {
             job.state = lifecycle.state
             job.error = .init(code: failure.code.rawValue, message: failure.message)
         }
+        if job.retryAt == nil { retryFailures[id] = nil }
         job.speed = 0
         job.eta = nil
         job.updatedAt = Date()
@@ -115,5 +127,6 @@ extension JobScheduler {
         do { try repository.update(job) } catch { logger.error("cannot save job \(id): \(error)") }
         events.publish(.job(job))
         schedule()
+        scheduleWakeUp()
     }
 }

@@ -19,6 +19,8 @@ public actor JobScheduler {
         public var limitRate: Int64?
         /// Free space a download's reservation must leave; nil for the default rule.
         public var minFreeSpace: Int64?
+        /// A remote's wait at least this long gives the job's slot to another while it waits.
+        public var releaseSlotAfter: Duration = .seconds(30)
 
         public init(
             cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
@@ -31,6 +33,13 @@ public actor JobScheduler {
             self.stallTimeout = stallTimeout
             self.limitRate = limitRate
             self.minFreeSpace = minFreeSpace
+        }
+
+        /// The same configuration with another `releaseSlotAfter`.
+        public func with(releaseSlotAfter: Duration) -> Configuration {
+            var copy = self
+            copy.releaseSlotAfter = releaseSlotAfter
+            return copy
         }
     }
 
@@ -59,6 +68,10 @@ public actor JobScheduler {
     var generation = 0
     var isShuttingDown = false
     var lastProgressEvent: [String: ContinuousClock.Instant] = [:]
+    /// Consecutive failures of jobs that gave their slot back to wait out a `Retry-After`.
+    var retryFailures: [String: Int] = [:]
+    /// Wakes the scheduler when the earliest waiting job may start again.
+    var wakeUp: Task<Void, Never>?
 
     public init(
         configuration: Configuration, repository: any JobRepository, client: Fetcher,
@@ -88,6 +101,7 @@ public actor JobScheduler {
             persist(jobs[id]!)
         }
         schedule()
+        scheduleWakeUp()
     }
 
     // MARK: Queries
@@ -163,6 +177,11 @@ public actor JobScheduler {
             unlink(partialPath(id))
             jobs[id]?.bytesDone = 0
         }
+        // A job waiting out a remote's Retry-After: a resume means "try now".
+        if jobs[id]?.state == .queued, jobs[id]?.retryAt != nil {
+            jobs[id]?.retryAt = nil
+            retryFailures[id] = nil
+        }
         var job = try apply(id) { $0.resumeRequested() }
         // `apply` may already have started it: clear the old error in either state.
         if job.state != .failed, job.error != nil {
@@ -207,6 +226,7 @@ public actor JobScheduler {
         }
         let tasks = Array(stopping.values)
         for task in tasks { await task.value }
+        wakeUp?.cancel()
         events.finishAll()
     }
 
@@ -227,6 +247,7 @@ public actor JobScheduler {
         }
         if job.state != lifecycle.state {
             job.state = lifecycle.state
+            if job.state != .queued { job.retryAt = nil }
             if job.state != .running {
                 job.speed = 0
                 job.eta = nil
@@ -253,24 +274,44 @@ public actor JobScheduler {
         }
     }
 
-    /// Starts queued jobs, highest priority then oldest first, while slots are free.
+    /// Starts queued jobs, highest priority then oldest first, while slots are free; a job
+    /// waiting out a `Retry-After` is skipped until its time.
     func schedule() {
         guard !isShuttingDown else { return }
         let free = configuration.maxActive - running.count
         guard free > 0 else { return }
-        let next = order.compactMap { jobs[$0] }.filter { $0.state == .queued }
+        let now = Date()
+        let next = order.compactMap { jobs[$0] }.filter { $0.state == .queued && ($0.retryAt.map { $0 <= now } ?? true) }
             .enumerated().sorted { ($0.element.priority, -$0.offset) > ($1.element.priority, -$1.offset) }
             .prefix(free).map(\.element)
         for var job in next {
             var lifecycle = JobLifecycle(state: job.state)
             guard lifecycle.slotGranted() == .startDownload else { continue }
             job.state = lifecycle.state
+            job.retryAt = nil
             update(job)
             startDownload(job)
         }
     }
 
     func partialPath(_ id: String) -> String { configuration.cacheDirectory + "/" + id + ".part" }
+
+    /// Arranges for `schedule()` to run when the earliest waiting job may start.
+    func scheduleWakeUp() {
+        wakeUp?.cancel()
+        guard let earliest = jobs.values.filter({ $0.state == .queued }).compactMap(\.retryAt).min() else { return }
+        let delay = max(0, earliest.timeIntervalSinceNow)
+        wakeUp = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 10))
+            guard !Task.isCancelled else { return }
+            await self?.wake()
+        }
+    }
+
+    private func wake() {
+        schedule()
+        scheduleWakeUp()
+    }
 
     private func stop(_ id: String) {
         guard let run = running.removeValue(forKey: id) else { return }

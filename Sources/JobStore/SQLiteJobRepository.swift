@@ -65,6 +65,9 @@ public final class SQLiteJobRepository: JobRepository {
                     """
             )
         }
+        migrator.registerMigration("v2: retryAt") { db in
+            try db.execute(sql: "ALTER TABLE job ADD COLUMN retryAt REAL")
+        }
         return migrator
     }
 
@@ -81,8 +84,8 @@ public final class SQLiteJobRepository: JobRepository {
                 sql: """
                     INSERT INTO job (id, sequence, url, state, filename, requestedFilename, bytesTotal, bytesDone,
                         connections, resumable, expectedSHA256, sha256, path, errorCode, errorMessage, priority,
-                        headers, createdAt, updatedAt, completedAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        headers, createdAt, updatedAt, completedAt, retryAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [job.id, sequence] + Self.columns(job)
             )
@@ -96,7 +99,7 @@ public final class SQLiteJobRepository: JobRepository {
                     UPDATE job SET url = ?, state = ?, filename = ?, requestedFilename = ?, bytesTotal = ?,
                         bytesDone = ?, connections = ?, resumable = ?, expectedSHA256 = ?, sha256 = ?, path = ?,
                         errorCode = ?, errorMessage = ?, priority = ?, headers = ?, createdAt = ?, updatedAt = ?,
-                        completedAt = ?
+                        completedAt = ?, retryAt = ?
                     WHERE id = ?
                     """,
                 arguments: Self.columns(job) + [job.id]
@@ -194,7 +197,7 @@ public final class SQLiteJobRepository: JobRepository {
             job.url, job.state.rawValue, job.filename, job.requestedFilename, job.bytesTotal, job.bytesDone,
             job.connections, job.resumable, job.expectedSHA256, job.sha256, job.path, job.error?.code,
             job.error?.message, job.priority, headers, job.createdAt.timeIntervalSince1970,
-            job.updatedAt.timeIntervalSince1970, job.completedAt?.timeIntervalSince1970,
+            job.updatedAt.timeIntervalSince1970, job.completedAt?.timeIntervalSince1970, job.retryAt?.timeIntervalSince1970,
         ]
     }
 
@@ -217,6 +220,7 @@ public final class SQLiteJobRepository: JobRepository {
         }
         job.updatedAt = Date(timeIntervalSince1970: row["updatedAt"])
         job.completedAt = (row["completedAt"] as Double?).map(Date.init(timeIntervalSince1970:))
+        job.retryAt = (row["retryAt"] as Double?).map(Date.init(timeIntervalSince1970:))
         return job
     }
 }

@@ -24,6 +24,9 @@ public struct ServiceConfiguration: Sendable {
     /// Free space a download's reservation must leave (nil: the smaller of 512 MiB and 5 %
     /// of the file system).
     public var minFreeSpace: Int64?
+    /// A remote's wait (`Retry-After`) at least this long gives the job's slot to another
+    /// job while it waits.
+    public var releaseSlotAfter: Duration = .seconds(30)
     /// Open connections at most; further ones wait in the listen backlog.
     public var maxConnections: Int = 4096
     /// How long a new connection may take to send its request head.

@@ -103,7 +103,7 @@ import Testing
             let id = try await service.create(["url": "http://127.0.0.1:1/x", "paused": true])["id"] as! String
             let expected = [
                 "id", "url", "state", "filename", "bytesTotal", "bytesDone", "progress", "speed", "eta", "connections",
-                "resumable", "sha256", "path", "error", "priority", "createdAt", "updatedAt", "completedAt",
+                "resumable", "sha256", "path", "error", "priority", "createdAt", "updatedAt", "completedAt", "retryAt",
             ]
             for _ in 0..<5 {
                 let body = String(decoding: try await service.request(.GET, "/jobs/\(id)").body, as: UTF8.self)

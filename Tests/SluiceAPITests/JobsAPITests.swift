@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import NIOHTTP1
 import SluiceTestSupport
 import Testing
@@ -6,7 +7,7 @@ import Testing
 @Suite struct JobsAPITests {
     static let jobKeys: Set<String> = [
         "id", "url", "state", "filename", "bytesTotal", "bytesDone", "progress", "speed", "eta", "connections",
-        "resumable", "sha256", "path", "error", "priority", "createdAt", "updatedAt", "completedAt",
+        "resumable", "sha256", "path", "error", "priority", "createdAt", "updatedAt", "completedAt", "retryAt",
     ]
 
     @Test func createRunsTheDownloadToCompletion() async throws {
@@ -298,5 +299,50 @@ import Testing
             // 4 MiB at 2 MiB/s with a 0.2 MiB burst: at least 1.8 s.
             #expect(clock.now - start >= .seconds(1.8))
         }
+    }
+}
+
+/// Issue 10: remotes that ask for a long wait gave no slot back: three of them held every
+/// slot for an hour while other jobs waited.
+@Suite struct RetryLaterTests {
+    @Test func aLongRetryAfterGivesTheSlotBackAndSaysWhenItWillRetry() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let data = directory.path + "/data"
+                let waiting = try await withService(data: data) { (service: ServiceHarness) async throws -> String in
+                    let url = "http://127.0.0.1:\(port)/testdata/1M?status=503&times=1000&retry=3600"
+                    let slow = try await service.create(["url": url])["id"] as! String
+                    let parked = try await service.waitFor(slow) { $0["state"] as? String == "queued" && $0["retryAt"] as? String != nil }
+                    let retryAt = try #require(ISO8601DateFormatter().date(from: parked["retryAt"] as! String))
+                    // Capped at ten minutes.
+                    #expect(retryAt.timeIntervalSinceNow > 500 && retryAt.timeIntervalSinceNow <= 601, "\(retryAt)")
+                    // The one slot is free: another job runs and completes meanwhile.
+                    let other = try await service.create(["url": service.testdata("/testdata/2M")])["id"] as! String
+                    try await service.waitFor(other) { $0["state"] as? String == "completed" }
+                    #expect(try await service.job(slow)["state"] as? String == "queued")
+                    return slow
+                }
+                // The wait survives a restart; pause then resume means "try now".
+                _ = try await withService(data: data) { (service: ServiceHarness) async throws -> String in
+                    let job = try await service.job(waiting)
+                    #expect(job["state"] as? String == "queued")
+                    #expect(job["retryAt"] as? String != nil)
+                    let paused = try await service.request(.POST, "/jobs/\(waiting)/pause").json()
+                    #expect(paused["retryAt"] is NSNull)
+                    _ = try await service.request(.POST, "/jobs/\(waiting)/resume")
+                    try await service.waitFor(waiting) { $0["state"] as? String == "queued" && $0["retryAt"] as? String != nil }
+                    return waiting
+                }
+            }
+        }
+    }
+
+    func withService<T: Sendable>(data: String, _ body: @escaping @Sendable (ServiceHarness) async throws -> T) async throws -> T {
+        let result = Mutex<T?>(nil)
+        try await ServiceHarness.with(maxActive: 1, dataDirectory: data, configure: { $0.releaseSlotAfter = .seconds(2) }) { service in
+            let value = try await body(service)
+            result.withLock { $0 = value }
+        }
+        return try #require(result.withLock { $0 })
     }
 }

@@ -25,6 +25,9 @@ import Testing
         Row(from: .running, event: "delete", to: .running, action: .remove(stopFirst: true)),
         Row(from: .running, event: "finished", to: .completed, action: .none),
         Row(from: .running, event: "failed", to: .failed, action: .none),
+        Row(from: .running, event: "retry later", to: .queued, action: .none),
+        Row(from: .queued, event: "retry later", to: .queued, action: .none),
+        Row(from: .paused, event: "retry later", to: .paused, action: .none),
         Row(from: .running, event: "stopping", to: .running, action: .stopDownload),
         Row(from: .running, event: "started", to: .queued, action: .enqueue),
         Row(from: .paused, event: "pause", to: .paused, action: .none),
@@ -55,6 +58,7 @@ import Testing
         case "slot": action = lifecycle.slotGranted()
         case "finished": action = lifecycle.downloadFinished()
         case "failed": action = lifecycle.downloadFailed()
+        case "retry later": action = lifecycle.retryScheduled()
         case "stopping": action = lifecycle.serviceStopping()
         case "started": action = lifecycle.serviceStarted()
         default: preconditionFailure("unknown event \(row.event)")

@@ -40,8 +40,9 @@ public struct RetryMachine: Sendable, Equatable {
     public private(set) var consecutiveFailures = 0
     public private(set) var restarts = 0
 
-    public init(policy: RetryPolicy) {
+    public init(policy: RetryPolicy, failures: Int = 0) {
         self.policy = policy
+        self.consecutiveFailures = max(0, failures)
     }
 
     /// The action for `event`; `jitter` is a random value in 0...1 for the backoff.

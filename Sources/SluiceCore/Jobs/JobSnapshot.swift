@@ -22,6 +22,9 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     public var createdAt: Date
     public var updatedAt: Date
     public var completedAt: Date?
+    /// A queued job waiting out a remote's `Retry-After`: when it may start again. It
+    /// gave its slot back meanwhile.
+    public var retryAt: Date?
 
     // Not in the JSON: what the job was created with.
     public var requestedFilename: String?
@@ -69,7 +72,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
 
     private enum CodingKeys: String, CodingKey {
         case id, url, state, filename, bytesTotal, bytesDone, progress, speed, eta, connections, resumable
-        case sha256, path, error, priority, createdAt, updatedAt, completedAt
+        case sha256, path, error, priority, createdAt, updatedAt, completedAt, retryAt
     }
 
     /// The job as the API shows it, keys in CONTRACT §2's order.
@@ -94,6 +97,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             ("createdAt", JSONValue(createdAt)),
             ("updatedAt", JSONValue(updatedAt)),
             ("completedAt", JSONValue(completedAt)),
+            ("retryAt", JSONValue(retryAt)),
         ])
     }
 
@@ -117,5 +121,6 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         error = try container.decodeIfPresent(JobError.self, forKey: .error)
         updatedAt = try container.decode(Date.self, forKey: .updatedAt)
         completedAt = try container.decodeIfPresent(Date.self, forKey: .completedAt)
+        retryAt = try container.decodeIfPresent(Date.self, forKey: .retryAt)
     }
 }

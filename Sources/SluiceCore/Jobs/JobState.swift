@@ -93,6 +93,21 @@ public struct JobLifecycle: Sendable, Equatable {
         }
     }
 
+    /// The remote asked for a long wait (`Retry-After`): the download stopped after a
+    /// checkpoint and the job waits `queued`, its slot given to another.
+    public mutating func retryScheduled() -> Action {
+        switch state {
+        case .running:
+            state = .queued
+            return .none
+        case .queued, .paused:
+            // The user acted meanwhile: keep their choice.
+            return .none
+        case .completed, .failed:
+            preconditionFailure("a \(state) job scheduled a retry")
+        }
+    }
+
     /// The service is stopping: the job stays `running` in the store so the next start resumes it.
     public mutating func serviceStopping() -> Action {
         state == .running ? .stopDownload : .none
