@@ -24,6 +24,7 @@ extension JobScheduler {
                 options.minimumFreeSpace = configuration.minFreeSpace
                 options.releaseSlotAfter = configuration.releaseSlotAfter
                 options.priorFailures = retryFailures[id] ?? 0
+                options.clock = configuration.clock
                 return options
             }(),
             client: client, checkpoints: JobCheckpointStore(repository: repository, id: id),

@@ -21,6 +21,8 @@ public actor JobScheduler {
         public var minFreeSpace: Int64?
         /// A remote's wait at least this long gives the job's slot to another while it waits.
         public var releaseSlotAfter: Duration = .seconds(30)
+        /// Waits, rates and stalls are measured on this clock (tests pass a faster one).
+        public var clock: ElapsedClock = .continuous
 
         public init(
             cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
@@ -35,10 +37,11 @@ public actor JobScheduler {
             self.minFreeSpace = minFreeSpace
         }
 
-        /// The same configuration with another `releaseSlotAfter`.
-        public func with(releaseSlotAfter: Duration) -> Configuration {
+        /// The same configuration with another `releaseSlotAfter` and clock.
+        public func with(releaseSlotAfter: Duration, clock: ElapsedClock = .continuous) -> Configuration {
             var copy = self
             copy.releaseSlotAfter = releaseSlotAfter
+            copy.clock = clock
             return copy
         }
     }
@@ -81,7 +84,7 @@ public actor JobScheduler {
         self.repository = repository
         self.client = client
         self.logger = logger
-        self.rateLimiter = configuration.limitRate.map(RateLimiter.init(bytesPerSecond:))
+        self.rateLimiter = configuration.limitRate.map { RateLimiter(bytesPerSecond: $0, clock: configuration.clock) }
         self.bytesDownloaded = Counter(label: "sluice_downloaded_bytes_total", dimensions: [], factory: metrics)
         for var job in try repository.allJobs() {
             var lifecycle = JobLifecycle(state: job.state)

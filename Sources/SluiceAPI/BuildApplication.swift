@@ -61,7 +61,7 @@ public func buildService(
             cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
             maxActive: configuration.maxActive, retry: configuration.retry, stallTimeout: configuration.stallTimeout,
             limitRate: configuration.limitRate, minFreeSpace: configuration.minFreeSpace
-        ).with(releaseSlotAfter: configuration.releaseSlotAfter),
+        ).with(releaseSlotAfter: configuration.releaseSlotAfter, clock: configuration.clock),
         repository: try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite"),
         client: client, metrics: metrics, logger: logger
     )

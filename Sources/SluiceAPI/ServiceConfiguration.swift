@@ -27,6 +27,8 @@ public struct ServiceConfiguration: Sendable {
     /// A remote's wait (`Retry-After`) at least this long gives the job's slot to another
     /// job while it waits.
     public var releaseSlotAfter: Duration = .seconds(30)
+    /// Waits, rates and stalls are measured on this clock (tests pass a faster one).
+    public var clock: ElapsedClock = .continuous
     /// Open connections at most; further ones wait in the listen backlog.
     public var maxConnections: Int = 4096
     /// How long a new connection may take to send its request head.

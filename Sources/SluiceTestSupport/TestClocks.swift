@@ -33,3 +33,29 @@ public final class FastClock: Clock, @unchecked Sendable {
     /// Every wait asked for, in the order asked.
     public var requestedWaits: [Duration] { waits.withLock { $0 } }
 }
+
+/// A clock whose time moves only when something sleeps on it: every wait returns at once,
+/// having moved the clock to its deadline. Rates and backoffs come out exact: the time the
+/// clock shows at the end is the time the waits would have taken.
+public final class VirtualClock: Clock, @unchecked Sendable {
+    public typealias Instant = FastClock.Instant
+
+    private let state = Mutex<(now: Duration, waits: [Duration])>((.zero, []))
+
+    public init() {}
+
+    public var now: Instant { Instant(offset: state.withLock { $0.now }) }
+    public var minimumResolution: Duration { .nanoseconds(1) }
+
+    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        try Task.checkCancellation()
+        state.withLock { state in
+            state.waits.append(deadline.offset - state.now)
+            state.now = max(state.now, deadline.offset)
+        }
+        await Task.yield()
+    }
+
+    /// Every wait asked for, in the order asked.
+    public var requestedWaits: [Duration] { state.withLock { $0.waits } }
+}
