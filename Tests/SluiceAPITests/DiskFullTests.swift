@@ -110,6 +110,31 @@ import Testing
         }
     }
 
+    /// Issue 10: a download that cannot be resumed (no length, so no reservation) kept its
+    /// partial file after filling the disk, keeping the disk full for nothing.
+    @Test(.enabled(if: SmallFileSystem.available, skipMessage))
+    func aFailedDownloadThatCannotResumeFreesItsSpace() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let data = directory.path + "/small"
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+                #expect(SmallFileSystem.mount(data, megabytes: 16))
+                defer { SmallFileSystem.unmount(data) }
+                try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
+                    let id = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/64M?nolength=1"])["id"] as! String
+                    let failed = try await service.waitFor(id) { $0["state"] as? String == "failed" }
+                    #expect((failed["error"] as? [String: Any])?["code"] as? String == "no_space")
+                    let size = (try? FileManager.default.attributesOfItem(atPath: data + "/cache/\(id).part"))?[.size] as? Int ?? 0
+                    #expect(size == 0, "the unresumable partial kept \(size) bytes")
+                    // The disk is usable again: another job completes.
+                    let next = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/4M?seed=1"])["id"] as! String
+                    let done = try await service.waitFor(next) { ["completed", "failed"].contains($0["state"] as? String) }
+                    #expect(done["state"] as? String == "completed", "\(done)")
+                }
+            }
+        }
+    }
+
     /// A file larger than the whole file system is `file_too_large`, and nothing is reserved.
     @Test(.enabled(if: SmallFileSystem.available, skipMessage))
     func aFileLargerThanTheFileSystemIsTooLarge() async throws {
