@@ -17,6 +17,21 @@ import Testing
         close(fd)
     }
 
+    /// A tmpfs of `megabytes` for the data directory and an origin to download from.
+    static func withSmallDisk(
+        megabytes: Int, _ body: @Sendable (_ data: String, _ port: Int) async throws -> Void
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let data = directory.path + "/small"
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+                #expect(SmallFileSystem.mount(data, megabytes: megabytes))
+                defer { SmallFileSystem.unmount(data) }
+                try await body(data, port)
+            }
+        }
+    }
+
     static let skipMessage: Comment = "mounting a tmpfs is not permitted here: disk-full behaviour is not tested"
 
     /// CONTRACT §6: space is reserved up front only when it fits above the floor; a job
@@ -24,45 +39,39 @@ import Testing
     /// its space keeps it.
     @Test(.enabled(if: SmallFileSystem.available, skipMessage))
     func aJobThatDoesNotFitFailsAtOnceAndOthersKeepTheirSpace() async throws {
-        try await withTemporaryDirectory { directory in
-            try await withOrigin(root: directory.path) { port in
-                let data = directory.path + "/small"
-                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-                #expect(SmallFileSystem.mount(data, megabytes: 64))
-                defer { SmallFileSystem.unmount(data) }
-                let filler = data + "/filler"
-                let lateID = Mutex<String>("")
-                try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
-                    // A runs slowly, its 24 MiB reserved; pause it with some bytes on disk.
-                    let early = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/24M?seed=5&rate=8M"])["id"] as! String
-                    try await service.waitFor(early) { ($0["bytesDone"] as? Int ?? 0) >= 2 << 20 }
-                    _ = try await service.request(.POST, "/jobs/\(early)/pause")
-                    Self.fill(filler)
-                    // B does not fit: it fails before a byte is written or reserved.
-                    let late = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/8M?seed=6"])["id"] as! String
-                    lateID.withLock { $0 = late }
-                    let failed = try await service.waitFor(late) { $0["state"] as? String == "failed" }
-                    let error = try #require(failed["error"] as? [String: Any])
-                    #expect(error["code"] as? String == "no_space")
-                    let message = error["message"] as? String ?? ""
-                    #expect(message.contains("kept free") && !message.contains(data), "\(message)")
-                    #expect(((try? FileManager.default.attributesOfItem(atPath: data + "/cache/\(late).part"))?[.size] as? Int ?? 0) == 0)
-                    #expect(try await service.request(.GET, "/healthz").status == 200)
-                    // A kept its reservation: the full disk does not stop it.
-                    _ = try await service.request(.POST, "/jobs/\(early)/resume")
-                    let done = try await service.waitFor(early) { ["completed", "failed"].contains($0["state"] as? String) }
-                    #expect(done["state"] as? String == "completed", "\(done)")
-                    #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 24 << 20, seed: 5))
-                }
-                // The failure was saved although the disk was full: a restart does not run B again.
-                let late = lateID.withLock { $0 }
-                try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
-                    #expect(try await service.job(late)["state"] as? String == "failed")
-                    unlink(filler)
-                    _ = try await service.request(.POST, "/jobs/\(late)/resume")
-                    let done = try await service.waitFor(late) { ["completed", "failed"].contains($0["state"] as? String) }
-                    #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 8 << 20, seed: 6))
-                }
+        try await Self.withSmallDisk(megabytes: 64) { data, port in
+            let filler = data + "/filler"
+            let lateID = Mutex<String>("")
+            try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
+                // A runs slowly, its 24 MiB reserved; pause it with some bytes on disk.
+                let early = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/24M?seed=5&rate=8M"])["id"] as! String
+                try await service.waitFor(early) { ($0["bytesDone"] as? Int ?? 0) >= 2 << 20 }
+                _ = try await service.request(.POST, "/jobs/\(early)/pause")
+                Self.fill(filler)
+                // B does not fit: it fails before a byte is written or reserved.
+                let late = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/8M?seed=6"])["id"] as! String
+                lateID.withLock { $0 = late }
+                let failed = try await service.waitFor(late) { $0["state"] as? String == "failed" }
+                let error = try #require(failed["error"] as? [String: Any])
+                #expect(error["code"] as? String == "no_space")
+                let message = error["message"] as? String ?? ""
+                #expect(message.contains("kept free") && !message.contains(data), "\(message)")
+                #expect(((try? FileManager.default.attributesOfItem(atPath: data + "/cache/\(late).part"))?[.size] as? Int ?? 0) == 0)
+                #expect(try await service.request(.GET, "/healthz").status == 200)
+                // A kept its reservation: the full disk does not stop it.
+                _ = try await service.request(.POST, "/jobs/\(early)/resume")
+                let done = try await service.waitFor(early) { ["completed", "failed"].contains($0["state"] as? String) }
+                #expect(done["state"] as? String == "completed", "\(done)")
+                #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 24 << 20, seed: 5))
+            }
+            // The failure was saved although the disk was full: a restart does not run B again.
+            let late = lateID.withLock { $0 }
+            try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
+                #expect(try await service.job(late)["state"] as? String == "failed")
+                unlink(filler)
+                _ = try await service.request(.POST, "/jobs/\(late)/resume")
+                let done = try await service.waitFor(late) { ["completed", "failed"].contains($0["state"] as? String) }
+                #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 8 << 20, seed: 6))
             }
         }
     }
@@ -114,23 +123,17 @@ import Testing
     /// partial file after filling the disk, keeping the disk full for nothing.
     @Test(.enabled(if: SmallFileSystem.available, skipMessage))
     func aFailedDownloadThatCannotResumeFreesItsSpace() async throws {
-        try await withTemporaryDirectory { directory in
-            try await withOrigin(root: directory.path) { port in
-                let data = directory.path + "/small"
-                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-                #expect(SmallFileSystem.mount(data, megabytes: 16))
-                defer { SmallFileSystem.unmount(data) }
-                try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
-                    let id = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/64M?nolength=1"])["id"] as! String
-                    let failed = try await service.waitFor(id) { $0["state"] as? String == "failed" }
-                    #expect((failed["error"] as? [String: Any])?["code"] as? String == "no_space")
-                    let size = (try? FileManager.default.attributesOfItem(atPath: data + "/cache/\(id).part"))?[.size] as? Int ?? 0
-                    #expect(size == 0, "the unresumable partial kept \(size) bytes")
-                    // The disk is usable again: another job completes.
-                    let next = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/4M?seed=1"])["id"] as! String
-                    let done = try await service.waitFor(next) { ["completed", "failed"].contains($0["state"] as? String) }
-                    #expect(done["state"] as? String == "completed", "\(done)")
-                }
+        try await Self.withSmallDisk(megabytes: 16) { data, port in
+            try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
+                let id = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/64M?nolength=1"])["id"] as! String
+                let failed = try await service.waitFor(id) { $0["state"] as? String == "failed" }
+                #expect((failed["error"] as? [String: Any])?["code"] as? String == "no_space")
+                let size = (try? FileManager.default.attributesOfItem(atPath: data + "/cache/\(id).part"))?[.size] as? Int ?? 0
+                #expect(size == 0, "the unresumable partial kept \(size) bytes")
+                // The disk is usable again: another job completes.
+                let next = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/4M?seed=1"])["id"] as! String
+                let done = try await service.waitFor(next) { ["completed", "failed"].contains($0["state"] as? String) }
+                #expect(done["state"] as? String == "completed", "\(done)")
             }
         }
     }
@@ -138,20 +141,14 @@ import Testing
     /// A file larger than the whole file system is `file_too_large`, and nothing is reserved.
     @Test(.enabled(if: SmallFileSystem.available, skipMessage))
     func aFileLargerThanTheFileSystemIsTooLarge() async throws {
-        try await withTemporaryDirectory { directory in
-            try await withOrigin(root: directory.path) { port in
-                let data = directory.path + "/small"
-                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-                #expect(SmallFileSystem.mount(data, megabytes: 16))
-                defer { SmallFileSystem.unmount(data) }
-                try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
-                    let id = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/1T"])["id"] as! String
-                    let failed = try await service.waitFor(id) { $0["state"] as? String == "failed" }
-                    #expect((failed["error"] as? [String: Any])?["code"] as? String == "file_too_large")
-                    var info = statvfs()
-                    #expect(statvfs(data, &info) == 0)
-                    #expect(Int64(info.f_bavail) * Int64(info.f_frsize) > 8 << 20, "the failed job kept space")
-                }
+        try await Self.withSmallDisk(megabytes: 16) { data, port in
+            try await ServiceHarness.with(dataDirectory: data) { (service: ServiceHarness) async throws in
+                let id = try await service.create(["url": "http://127.0.0.1:\(port)/testdata/1T"])["id"] as! String
+                let failed = try await service.waitFor(id) { $0["state"] as? String == "failed" }
+                #expect((failed["error"] as? [String: Any])?["code"] as? String == "file_too_large")
+                var info = statvfs()
+                #expect(statvfs(data, &info) == 0)
+                #expect(Int64(info.f_bavail) * Int64(info.f_frsize) > 8 << 20, "the failed job kept space")
             }
         }
     }
