@@ -18,8 +18,8 @@ extension Download {
             // Most of the file was hashed while it arrived; this hashes the rest.
             digest = try await hasher.finish(file: file, length: size)
         }
-        if let expected = options.expectedSHA256, expected != digest {
-            throw SluiceError(.checksumMismatch, "SHA-256 is \(digest), expected \(expected)")
+        if case .fail(let mismatch) = RetryMachine.verified(digest: digest, expected: options.expectedSHA256) {
+            throw mismatch
         }
         // Last point of return: a pause or delete that came during the hash wins here;
         // after this the file is placed and the run's result is honoured.

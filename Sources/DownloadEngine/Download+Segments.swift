@@ -72,21 +72,12 @@ extension Download {
         let target = useOriginalURL ? url : (remote.finalURL ?? url)
         let response = try await execute(makeRequest(url: target, range: range, ifRange: remote.validators?.ifRangeValue)).response
         let status = Int(response.status.code)
-        switch ResponseCheck.ranged(
+        let verdict = ResponseCheck.ranged(
             status: status, header: { response.headers.first(name: $0) }, range: range, total: total,
             validators: remote.validators
-        ) {
-        case .accept:
-            return response
-        case .restart(let reason):
-            throw RestartFromZero(reason: reason)
-        case .transient(let retryAfter):
-            throw TransientFailure(error: SluiceError(.httpStatus, "the server answered HTTP \(status)"), retryAfter: retryAfter)
-        case .fatal(let status):
-            throw SluiceError(.httpStatus, "the server answered HTTP \(status)")
-        case .invalid(let message):
-            throw TransientFailure(error: SluiceError(.invalidResponse, message))
-        }
+        )
+        if let event = RetryMachine.event(for: verdict, status: status) { throw MachineEvent(event: event) }
+        return response
     }
 
     /// Streams a body into its segment, each buffer written at its offset as it arrives,

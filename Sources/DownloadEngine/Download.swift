@@ -166,7 +166,7 @@ public final class Download: Sendable {
             throw RestartFromZero(reason: reason)
         case .stop:
             throw CancellationError()
-        case .proceed:
+        case .proceed, .place:
             return
         }
     }
@@ -175,6 +175,8 @@ public final class Download: Sendable {
     static func event(for error: any Error) -> RetryMachine.Event {
         if Task.isCancelled || error is CancellationError { return .cancelled }
         switch error {
+        case let decided as MachineEvent:
+            return decided.event
         case let restart as RestartFromZero:
             return .remoteChanged(restart.reason)
         case let stall as StallFailure:

@@ -7,6 +7,11 @@ struct TransientFailure: Error {
     var retryAfter: Double?
 }
 
+/// An event for the retry machine, decided from a response before its body was read.
+struct MachineEvent: Error {
+    var event: RetryMachine.Event
+}
+
 /// A connection that went silent or slower than the floor: replaced, and not forgiven by
 /// the few bytes it brought.
 struct StallFailure: Error {

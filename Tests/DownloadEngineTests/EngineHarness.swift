@@ -24,7 +24,7 @@ struct EngineHarness: Sendable {
 
     func download(
         _ path: String, name: String = "job", connections: Int = 4, sha256: String? = nil, fileName: String? = nil,
-        clock: FastClock? = nil, progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
+        clock: (any Clock<Duration>)? = nil, progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
     ) -> Download {
         var options = DownloadOptions(
             connections: connections, expectedSHA256: sha256, retry: Self.quickRetry, progressInterval: 0.05,

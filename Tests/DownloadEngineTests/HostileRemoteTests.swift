@@ -207,7 +207,6 @@ import Testing
         try await withTemporaryDirectory { directory in
             try await withRunningServer(router: router) { port in
                 let clock = FastClock(speed: 2900)
-                let start = ContinuousClock.now
                 let fetcher = Fetcher(stallTimeout: 5)
                 var options = DownloadOptions(connections: 4, retry: RetryPolicy(base: 1, maximum: 60, maximumFailures: 5))
                 options.clock = ElapsedClock(clock)
@@ -225,7 +224,6 @@ import Testing
                 }
                 try await fetcher.shutdown()
                 #expect(requests.withLock { $0 } == 5)
-                #expect(ContinuousClock.now - start < .seconds(10))
             }
         }
     }

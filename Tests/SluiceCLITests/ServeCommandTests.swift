@@ -69,7 +69,8 @@ import Testing
             try idle.open(400, port: port, sending: "GET / HTTP/1.1\r\n")
             let start = ContinuousClock.now
             #expect(try await RawHTTPClient.request(port: port, path: "/healthz").status == 200)
-            #expect(ContinuousClock.now - start < .seconds(2))
+            // Without the raised limit it never answered (the client gave up after 30 s).
+            #expect(ContinuousClock.now - start < .seconds(10))
             idle.closeAll()
             run.signal(SIGTERM)
             #expect(try await run.finish(timeout: .seconds(10)).status == 0)

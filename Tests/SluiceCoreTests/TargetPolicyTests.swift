@@ -161,3 +161,25 @@ import Testing
         #expect(off.received(1, at: .seconds(3600)) == nil)
     }
 }
+
+@Suite struct ResponseVerdictEventTests {
+    @Test func everyVerdictIsAnEventOrABodyToWrite() {
+        #expect(RetryMachine.event(for: .accept, status: 206) == nil)
+        #expect(RetryMachine.event(for: .restart("etag"), status: 200) == .remoteChanged("etag"))
+        #expect(RetryMachine.event(for: .transient(retryAfter: 3), status: 503)
+            == .transient(SluiceError(.httpStatus, "the server answered HTTP 503"), retryAfter: 3))
+        #expect(RetryMachine.event(for: .fatal(status: 404), status: 404) == .final(SluiceError(.httpStatus, "the server answered HTTP 404")))
+        #expect(RetryMachine.event(for: .invalid("multipart"), status: 206)
+            == .transient(SluiceError(.invalidResponse, "multipart"), retryAfter: nil))
+    }
+
+    @Test func aVerifiedFileIsPlacedOnlyWithTheRightDigest() {
+        #expect(RetryMachine.verified(digest: "ab", expected: nil) == .place)
+        #expect(RetryMachine.verified(digest: "ab", expected: "ab") == .place)
+        guard case .fail(let error) = RetryMachine.verified(digest: "ab", expected: "cd") else {
+            Issue.record("a wrong digest was placed")
+            return
+        }
+        #expect(error.code == .checksumMismatch)
+    }
+}

@@ -31,6 +31,8 @@ public struct RetryMachine: Sendable, Equatable {
         case fail(SluiceError)
         /// Stop without an error, after a checkpoint.
         case stop
+        /// The file is whole and verified: move it into place.
+        case place
     }
 
     /// Starting over more often than this means the remote never holds still.
@@ -67,6 +69,32 @@ public struct RetryMachine: Sendable, Equatable {
         case .cancelled:
             return .stop
         }
+    }
+
+    /// The event a response head's verdict (from `ResponseCheck`) is, or nil when its body
+    /// may be written.
+    public static func event(for verdict: ResponseCheck.Verdict, status: Int) -> Event? {
+        switch verdict {
+        case .accept:
+            return nil
+        case .restart(let reason):
+            return .remoteChanged(reason)
+        case .transient(let retryAfter):
+            return .transient(SluiceError(.httpStatus, "the server answered HTTP \(status)"), retryAfter: retryAfter)
+        case .fatal(let status):
+            return .final(SluiceError(.httpStatus, "the server answered HTTP \(status)"))
+        case .invalid(let message):
+            // Never written, never recombined (C2): asked again.
+            return .transient(SluiceError(.invalidResponse, message), retryAfter: nil)
+        }
+    }
+
+    /// The whole file's digest is known: place it, or fail when it is not the one asked for.
+    public static func verified(digest: String, expected: String?) -> Action {
+        if let expected, expected != digest {
+            return .fail(SluiceError(.checksumMismatch, "SHA-256 is \(digest), expected \(expected)"))
+        }
+        return .place
     }
 
     private mutating func failed(_ error: SluiceError, retryAfter: Double?, jitter: Double) -> Action {
