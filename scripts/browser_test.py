@@ -393,6 +393,19 @@ def run(results, shots, root):
                           (status, file_status))
         results.step("delete", delete)
 
+        def waiting_for_retry():
+            # A server that asks for an hour's wait: the job gives its slot back and the row
+            # says when it will try again; pausing it cancels the wait.
+            job = main_server.create(url=f"{main_server.url}/testdata/1M?status=503&times=1000&retry=3600",
+                                     filename="asked-to-wait.bin")
+            page.wait(lambda: "retries at" in ((page.row("asked-to-wait.bin") or {}).get("eta") or ""), 15,
+                      "no retry time shown")
+            row = page.row("asked-to-wait.bin")
+            results.check("a job its server asked to wait shows when it retries", row["state"] == "queued", row)
+            main_server.request("DELETE", f"/jobs/{job['id']}")
+            page.wait(lambda: page.row("asked-to-wait.bin") is None, 5, "row still there")
+        results.step("waiting for retry", waiting_for_retry)
+
         def filter_by_state():
             driver.find_element(By.CSS_SELECTOR, "#filter input[value=failed]").click()
             visible = page.js("return [...document.querySelectorAll('#jobs > li')].filter(li => li.offsetParent)"

@@ -28,6 +28,7 @@ extension Download {
         }
         try file.truncate()
         try await store.remove()
+        state.markStartedFromZero()
         let (response, probe, finalURL) = try await self.probe()
                 let path = URLComponents(string: finalURL)?.percentEncodedPath ?? ""
         let remote = DownloadState.Remote(

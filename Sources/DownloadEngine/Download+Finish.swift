@@ -32,9 +32,9 @@ extension Download {
         intent.placement = .init(device: identity.device, inode: identity.inode, size: size, sha256: digest, fileName: name)
         try await store.save(intent)
         let path = try FilePlacement.place(target.partialPath, at: target.destination, name: name)
-        // Placed: the download has succeeded whatever happens next. A checkpoint left behind
-        // (a full store) belongs to a job that is about to be completed and never runs again.
-        try? await store.remove()
+        // Placed: the download has succeeded whatever happens next. The intent stays until
+        // the owner records the result (the job store clears it in the same write that
+        // saves `completed`; `sluice get` removes it), so a crash before then is reconciled.
         state.setPhase(.finished)
         onProgress(currentProgress())
         return DownloadResult(path: path, fileName: (path as NSString).lastPathComponent, sha256: digest, bytes: size)

@@ -65,9 +65,10 @@ public final class Download: Sendable {
             } catch {
                 await saveCheckpoint(file: file)
                 if Task.isCancelled { throw CancellationError() }
-                // What cannot be resumed is worth nothing: free its space (after a full
-                // disk, especially) rather than keep it for a download that starts over.
-                if !(state.checkpoint(url: url)?.isResumable ?? false) {
+                // What this run wrote from byte 0 and cannot be resumed is worth nothing: free
+                // its space (after a full disk, especially). Bytes it did not write itself (a
+                // checkpointed prefix, or a file `-c` was asked to continue) are never touched.
+                if state.startedFromZero, !(state.checkpoint(url: url)?.isResumable ?? false) {
                     try? file.truncate()
                     try? await store.remove()
                 }

@@ -21,6 +21,9 @@ final class DownloadState: Sendable {
         var streamed: Int64 = 0
         var phase: DownloadProgress.Phase = .probing
         var activeConnections = 0
+        /// This run truncated the partial file and started from byte 0: what it wrote is its
+        /// own, and may be thrown away when it cannot be resumed.
+        var startedFromZero = false
     }
 
     private let inner = Mutex(Inner())
@@ -34,6 +37,9 @@ final class DownloadState: Sendable {
             $0.streamed = 0
         }
     }
+
+    var startedFromZero: Bool { inner.withLock { $0.startedFromZero } }
+    func markStartedFromZero() { inner.withLock { $0.startedFromZero = true } }
 
     func setPhase(_ phase: DownloadProgress.Phase) {
         inner.withLock { $0.phase = phase }

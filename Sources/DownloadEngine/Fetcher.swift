@@ -71,6 +71,15 @@ public final class Fetcher: Sendable {
                     current.headers.add(contentsOf: request.headers.filter { $0.name.lowercased() == name.lowercased() })
                 }
             }
+            // The pinned client's `dnsOverride` is looked up with the host exactly as the URL
+            // spells it: a name is sent lower-cased, so `Example.COM` cannot miss the pin
+            // and be resolved again (DNS rebinding).
+            if IPAddress(host: origin.host) == nil, url.host != origin.host,
+                var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+            {
+                components.host = origin.host
+                if let lowered = components.url?.absoluteString { current.url = lowered }
+            }
             let client = try await client(for: origin.host)
             let response = try await client.execute(current, deadline: deadline, logger: logger)
             guard [301, 302, 303, 307, 308].contains(response.status.code),

@@ -73,9 +73,10 @@ extension JobScheduler {
 
     func finished(id: String, generation: Int, _ outcome: Outcome) {
         guard running[id]?.generation == generation else {
-            // A stopped run that finished anyway (the pause came after the file was placed):
-            // honour it, unless a newer run exists, which picks the result up itself.
-            if case .success = outcome, running[id] == nil, let job = jobs[id], job.state == .paused || job.state == .queued {
+            // A stopped run that finished anyway (the pause or the shutdown came after the
+            // file was placed): honour it, unless a newer run exists, which picks the result
+            // up itself.
+            if case .success = outcome, running[id] == nil, let job = jobs[id], [.paused, .queued, .running].contains(job.state) {
                 complete(id: id, outcome)
             }
             return
@@ -114,7 +115,9 @@ extension JobScheduler {
                 retryFailures[id] = later.failures
             }
         case .failure(let error):
-            let failure = error as? SluiceError ?? SluiceError(.io, "\(error)")
+            // Anything that is not a SluiceError is unexpected: a fixed message for API
+            // users, the details in the log.
+            let failure = error as? SluiceError ?? SluiceError(.network, "the download failed unexpectedly", cause: error)
             logger.warning("job \(id) failed: \(failure)")
             _ = lifecycle.downloadFailed()
             job.state = lifecycle.state

@@ -181,9 +181,10 @@ public actor JobScheduler {
             jobs[id]?.bytesDone = 0
         }
         // A job waiting out a remote's Retry-After: a resume means "try now".
-        if jobs[id]?.state == .queued, jobs[id]?.retryAt != nil {
-            jobs[id]?.retryAt = nil
+        if var waiting = jobs[id], waiting.state == .queued, waiting.retryAt != nil {
+            waiting.retryAt = nil
             retryFailures[id] = nil
+            update(waiting)
         }
         var job = try apply(id) { $0.resumeRequested() }
         // `apply` may already have started it: clear the old error in either state.

@@ -99,10 +99,11 @@ public final class SQLiteJobRepository: JobRepository {
                     UPDATE job SET url = ?, state = ?, filename = ?, requestedFilename = ?, bytesTotal = ?,
                         bytesDone = ?, connections = ?, resumable = ?, expectedSHA256 = ?, sha256 = ?, path = ?,
                         errorCode = ?, errorMessage = ?, priority = ?, headers = ?, createdAt = ?, updatedAt = ?,
-                        completedAt = ?, retryAt = ?
+                        completedAt = ?, retryAt = ?,
+                        checkpoint = CASE WHEN ? = 'completed' THEN NULL ELSE checkpoint END
                     WHERE id = ?
                     """,
-                arguments: Self.columns(job) + [job.id]
+                arguments: Self.columns(job) + [job.state.rawValue, job.id]
             )
         }
     }

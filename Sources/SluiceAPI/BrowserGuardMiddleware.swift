@@ -16,10 +16,14 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let host = request.head.authority  // HTTP/1 `Host`, or HTTP/2 `:authority`
-        if let allowedHosts, let host, let name = HostName(authority: host), !name.isLoopback,
-            !allowedHosts.contains(name.host)
-        {
-            throw SluiceError(.misdirectedRequest, "this service does not answer for the host \(name.host)")
+        if let allowedHosts {
+            // Fails closed: a missing or unreadable Host is not an allowed one.
+            guard let host, let name = HostName(authority: host) else {
+                throw SluiceError(.misdirectedRequest, "the request names no valid host")
+            }
+            guard name.isLoopback || allowedHosts.contains(name.host) else {
+                throw SluiceError(.misdirectedRequest, "this service does not answer for the host \(name.host)")
+            }
         }
         if Self.stateChangingMethods.contains(request.method), let origin = request.headers[.origin],
             !Self.isSameOrigin(origin, host: host)

@@ -54,8 +54,10 @@ public struct ServiceConfiguration: Sendable {
     }
 
     /// Whether the service listens on a loopback address only.
+    /// A literal loopback address or `localhost`; a name under `.localhost` is not trusted
+    /// here, since the resolver could give it any address.
     public var isLoopbackBind: Bool {
-        HostName(authority: host.hasPrefix("[") || !host.contains(":") ? host : "[\(host)]")?.isLoopback ?? false
+        host.lowercased() == "localhost" || (IPAddress(host: host)?.isLoopback ?? false)
     }
 
     /// The addresses jobs may connect to.

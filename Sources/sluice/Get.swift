@@ -93,6 +93,8 @@ struct Get: AsyncParsableCommand {
         bar.finish()
         switch outcome {
         case .success(let result):
+            // The file is in place: its placement intent has done its work.
+            try? await checkpoints.remove()
             if !quiet {
                 let seconds = (ContinuousClock.now - started) / .seconds(1)
                 let rate = seconds > 0 ? Double(result.bytes) / seconds : 0

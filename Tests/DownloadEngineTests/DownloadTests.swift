@@ -18,7 +18,10 @@ import Testing
             #expect(try harness.sha256(ofFile: result.path) == expected)
             #expect(result.path == harness.documents + "/3M")
             #expect(result.bytes == Self.size)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: harness.cache).isEmpty)
+            // No partial file is left; the checkpoint holds the placement intent until the
+            // owner (the job service, `sluice get`) records the result and removes it.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: harness.cache) == ["job.checkpoint.json"])
+            #expect(try await harness.checkpoints().load()?.placement?.sha256 == expected)
             // Really several connections when asked for, and no byte asked for twice
             // (the probe's open range aside, which stops where the first segment ends).
             #expect(recorder.all.count >= connections)

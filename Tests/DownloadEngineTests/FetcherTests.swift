@@ -15,9 +15,11 @@ import Testing
 @Suite struct FetcherTests {
     /// Headers each path received, as `path: [header: value]`.
     final class HeaderLog: Sendable {
-        private let entries = Mutex<[(path: String, headers: HTTPFields)]>([])
-        func record(_ request: Request) { entries.withLock { $0.append((request.uri.path, request.headers)) } }
-        var all: [(path: String, headers: HTTPFields)] { entries.withLock { $0 } }
+        private let entries = Mutex<[(path: String, headers: HTTPFields, authority: String?)]>([])
+        func record(_ request: Request) {
+            entries.withLock { $0.append((request.uri.path, request.headers, request.head.authority)) }
+        }
+        var all: [(path: String, headers: HTTPFields, authority: String?)] { entries.withLock { $0 } }
         func headers(_ path: String) -> [HTTPFields] { all.filter { $0.path == path }.map(\.headers) }
     }
 
@@ -42,7 +44,7 @@ import Testing
     static func get(_ fetcher: Fetcher, _ url: String, headers: [String: String] = [:]) async throws -> Fetcher.Fetched {
         var request = HTTPClientRequest(url: url)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        return try await fetcher.execute(request, credentialsOrigin: url, deadline: NIODeadline.now() + .seconds(10), logger: Logger(label: "test"))
+        return try await fetcher.execute(request, credentialsOrigin: url, deadline: NIODeadline.now() + .seconds(60), logger: Logger(label: "test"))
     }
 
     static let loopbackOnlyFirstHop = TargetPolicy(allowsPrivateNetworks: false, exceptions: [IPAddress(host: "127.0.0.1")!])
@@ -99,6 +101,21 @@ import Testing
             let fetcher = Fetcher(stallTimeout: 5)
             await #expect(throws: SluiceError(.tooManyRedirects, "more than 10 redirects")) { _ = try await Self.get(fetcher, url) }
             try await fetcher.shutdown()
+        }
+    }
+
+    /// The name is sent as the pin was made: lower-cased. AsyncHTTPClient looks its
+    /// `dnsOverride` up with the host exactly as spelled, so `LocalHost` would otherwise miss
+    /// the pin and be resolved again, to whatever DNS says by then.
+    @Test func mixedCaseNamesUseThePinnedAddress() async throws {
+        let log = HeaderLog()
+        try await Self.withRedirector(host: "127.0.0.1", log: log) { port in
+            let fetcher = Fetcher(policy: Self.loopbackOnlyFirstHop, stallTimeout: 5)
+            let fetched = try await Self.get(fetcher, "http://LocalHost:\(port)/file")
+            #expect(fetched.response.status == .ok)
+            #expect(fetched.url == "http://localhost:\(port)/file")
+            try await fetcher.shutdown()
+            #expect(log.all.first?.authority == "localhost:\(port)")
         }
     }
 

@@ -57,6 +57,22 @@ import Testing
         }
     }
 
+    /// The placement intent stays until the job is saved `completed`, and goes in that same
+    /// write: a crash at any moment leaves either the intent or the completed job.
+    @Test func savingCompletedClearsThePlacementIntentInTheSameWrite() async throws {
+        try await withTemporaryDirectory { directory in
+            let repository = try SQLiteJobRepository(path: directory.path + "/jobs.sqlite")
+            try repository.insert(Self.job("a", state: .running))
+            var intent = DownloadCheckpoint(url: "https://example.com/a.iso", totalBytes: 1000, acceptsRanges: true, written: [0..<1000])
+            intent.placement = .init(device: 1, inode: 2, size: 1000, sha256: "ab", fileName: "a.iso")
+            try repository.saveCheckpoint(intent, id: "a")
+            try repository.update(Self.job("a", state: .running))
+            #expect(try repository.checkpoint(id: "a")?.placement != nil)
+            try repository.update(Self.job("a", state: .completed))
+            #expect(try repository.checkpoint(id: "a") == nil)
+        }
+    }
+
     @Test func usesWriteAheadLogging() async throws {
         try await withTemporaryDirectory { directory in
             let repository = try SQLiteJobRepository(path: directory.path + "/jobs.sqlite")

@@ -16,6 +16,10 @@ import Testing
                 let create = try await service.raw("POST", "/jobs", host: host, body: #"{"url":"http://127.0.0.1:1/a"}"#)
                 #expect(create.status == 421, "\(host)")
             }
+            // A Host that cannot be read is not an allowed one: the check fails closed.
+            for host in ["evil:abc", "a@b", "[::1", ""] {
+                #expect(try await service.raw("GET", "/jobs", host: host).status == 421, "\(host)")
+            }
             for host in ["127.0.0.1:\(port)", "localhost:\(port)", "LOCALHOST", "[::1]:\(port)", "127.8.9.10", "app.localhost:\(port)"] {
                 #expect(try await service.raw("GET", "/jobs", host: host).status == 200, "\(host)")
             }

@@ -61,6 +61,9 @@ import Testing
         #expect(configuration.targetPolicy.allowsPrivateNetworks)
         configuration.host = "localhost"
         #expect(configuration.targetPolicy.allowsPrivateNetworks)
+        // A name the resolver could send anywhere is not a loopback bind.
+        configuration.host = "box.localhost"
+        #expect(!configuration.targetPolicy.allowsPrivateNetworks)
         configuration.host = "0.0.0.0"
         #expect(!configuration.targetPolicy.allowsPrivateNetworks)
         configuration.host = "192.168.1.10"

@@ -133,6 +133,22 @@ import Testing
         }
     }
 
+    /// `-c` never destroys the file it was asked to continue: a server that refuses (an
+    /// expired signed URL, say) leaves it as it was.
+    @Test func continuingAgainstARefusingServerKeepsTheFile() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let file = directory.path + "/keep.bin"
+                let kept = Data(TestDataContent(seed: 9).bytes(0..<100_000))
+                try kept.write(to: URL(fileURLWithPath: file))
+                let run = try ChildProcess(arguments: ["get", "http://127.0.0.1:\(port)/files/gone.bin", "-o", file, "-c"])
+                let (status, _, _) = try await run.finish()
+                #expect(status == 4)
+                #expect(FileManager.default.contents(atPath: file) == kept)
+            }
+        }
+    }
+
     @Test func interruptLeavesAResumablePartial() async throws {
         try await withTemporaryDirectory { directory in
             try await withOrigin(root: directory.path) { port in

@@ -30,7 +30,7 @@ import Testing
         ("::", false), ("fc00::1", false), ("fd12:3456::1", false), ("fe80::1", false), ("ff02::1", false),
         ("::ffff:10.0.0.1", false), ("::ffff:8.8.8.8", true), ("64:ff9b::a9fe:a9fe", false), ("64:ff9b::808:808", true),
         ("2002:7f00:1::", false), ("2002:808:808::", true), ("2001:db8::1", false), ("2606:4700::1111", true),
-        ("::127.0.0.1", false),
+        ("::127.0.0.1", false), ("192.88.99.1", false), ("64:ff9b:1::a00:1", false), ("2001:0:4136:e378::1", false),
     ])
     func rangesOfContract6(host: String, isPublic: Bool) throws {
         let address = try #require(IPAddress(host: host))

@@ -89,7 +89,7 @@ export class JobRow {
         else if (job.bytesTotal == null) bytes = job.bytesDone > 0 ? `${formatBytes(job.bytesDone)} so far` : "";
         this.#set("bytes", bytes, (text) => (p.bytes.textContent = text));
         this.#set("speed", running ? formatSpeed(job.speed) : "", (text) => (p.speed.textContent = text));
-        const eta = running ? formatETA(job.eta) : job.state === "queued" ? "waiting for a free slot" : "";
+        const eta = running ? formatETA(job.eta) : job.state === "queued" ? queuedText(job) : "";
         this.#set("eta", eta, (text) => (p.eta.textContent = running && text ? `${text} left` : text));
         const error = job.state === "failed" && job.error ? job.error.message : "";
         this.#set("error", error, (text) => {
@@ -121,4 +121,13 @@ export class JobRow {
         }
         this.element.setAttribute("aria-busy", String(busy));
     }
+}
+
+/** Why a queued job waits: for a slot, or until the time its server asked it to retry. */
+function queuedText(job) {
+    if (!job.retryAt) return "waiting for a free slot";
+    const at = new Date(job.retryAt);
+    if (Number.isNaN(at.getTime())) return "waiting for a free slot";
+    const time = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    return `the server asked to wait: retries at ${time}`;
 }

@@ -54,6 +54,7 @@ extension IPAddress {
             (0xAC10_0000, 12),  // 172.16/12
             (0xC000_0000, 24),  // 192.0.0/24 IETF protocol assignments
             (0xC000_0200, 24),  // 192.0.2/24 documentation
+            (0xC058_6300, 24),  // 192.88.99/24 6to4 relay anycast
             (0xC0A8_0000, 16),  // 192.168/16
             (0xC612_0000, 15),  // 198.18/15 benchmarking
             (0xC633_6400, 24),  // 198.51.100/24 documentation
@@ -80,6 +81,9 @@ extension IPAddress {
         // 64:ff9b::/96 NAT64 and 2002::/16 6to4 reach the IPv4 address they carry.
         if bytes[0..<12] == [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0][...] { return isGlobalV4(v4(at: 12)) }
         if bytes[0] == 0x20, bytes[1] == 0x02 { return isGlobalV4(v4(at: 2)) }
+        // 64:ff9b:1::/48 local-use NAT64, and Teredo 2001::/32, whose IPv4 address is hidden.
+        if bytes[0..<6] == [0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01][...] { return false }
+        if bytes[0] == 0x20, bytes[1] == 0x01, bytes[2] == 0, bytes[3] == 0 { return false }
         if bytes[0] & 0xFE == 0xFC { return false }  // fc00::/7 unique local
         if bytes[0] == 0xFE, bytes[1] & 0xC0 == 0x80 { return false }  // fe80::/10 link-local
         if bytes[0] == 0xFE, bytes[1] & 0xC0 == 0xC0 { return false }  // fec0::/10 old site-local
