@@ -49,11 +49,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The control plane: the queue, one run per job, the single writer of job rows, live
+        // events, and the repository protocol the stores implement.
+        .target(
+            name: "JobService",
+            dependencies: [
+                "SluiceCore",
+                "DownloadEngine",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "JobStore",
             dependencies: [
                 "SluiceCore",
-                "DownloadEngine",
+                "JobService",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -63,6 +75,7 @@ let package = Package(
             dependencies: [
                 "SluiceCore",
                 "DownloadEngine",
+                "JobService",
                 "JobStore",
                 "RangeOrigin",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -121,7 +134,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobStoreTests",
-            dependencies: ["JobStore", "DownloadEngine", "SluiceCore", "SluiceTestSupport"],
+            dependencies: ["JobStore", "JobService", "SluiceCore", "SluiceTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -132,7 +145,7 @@ let package = Package(
         .testTarget(
             name: "SluiceAPITests",
             dependencies: [
-                "SluiceAPI", "JobStore", "DownloadEngine", "SluiceTestSupport", "SluiceCore",
+                "SluiceAPI", "JobStore", "JobService", "DownloadEngine", "SluiceTestSupport", "SluiceCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),

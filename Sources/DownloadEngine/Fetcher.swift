@@ -98,6 +98,13 @@ public final class Fetcher: Sendable {
         }
     }
 
+    /// The refusal for a URL that names a literal address the policy refuses, checked
+    /// before anything is stored; nil for names, which are checked when they are resolved.
+    public func literalRefusal(for url: String) -> SluiceError? {
+        guard let host = URLOrigin(url)?.host, let address = IPAddress(host: host), !policy.allows(address) else { return nil }
+        return TargetPolicy.refusal(host: host)
+    }
+
     public func shutdown() async throws {
         let clients = pinned.withLock { $0.removeAll() }
         for client in clients { try? await client.shutdown() }

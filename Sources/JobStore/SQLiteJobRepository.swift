@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import DownloadEngine
+import JobService
 import Foundation
 import GRDB
 import SluiceCore

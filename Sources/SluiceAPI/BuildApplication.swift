@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DownloadEngine
+import JobService
 import Foundation
 public import Hummingbird
 import HummingbirdCore

@@ -1,4 +1,5 @@
 import DownloadEngine
+import JobService
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,5 +1,6 @@
 import CoreMetrics
 import DownloadEngine
+import JobService
 import Foundation
 import HTTPTypes
 import Hummingbird

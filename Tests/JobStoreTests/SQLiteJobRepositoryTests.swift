@@ -1,4 +1,4 @@
-import DownloadEngine
+import JobService
 import Foundation
 import JobStore
 import SluiceCore

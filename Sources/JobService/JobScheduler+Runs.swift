@@ -1,4 +1,4 @@
-import AsyncHTTPClient
+import DownloadEngine
 import Foundation
 import SluiceCore
 

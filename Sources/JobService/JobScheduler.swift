@@ -1,4 +1,4 @@
-import AsyncHTTPClient
+import DownloadEngine
 import Foundation
 import Logging
 import Metrics
@@ -150,9 +150,7 @@ public actor JobScheduler {
     public func create(_ request: CreateJobRequest) throws -> JobSnapshot {
         // A literal address is refused before anything is stored; a name is checked on
         // every connection, when it is resolved.
-        if let host = URLOrigin(request.url)?.host, let address = IPAddress(host: host), !client.policy.allows(address) {
-            throw TargetPolicy.refusal(host: host)
-        }
+        if let refusal = client.literalRefusal(for: request.url) { throw refusal }
         let now = Date()
         var job = JobSnapshot(
             id: Self.newID(), url: request.url, state: request.paused ? .paused : .queued,

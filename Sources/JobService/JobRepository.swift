@@ -1,3 +1,4 @@
+import DownloadEngine
 import SluiceCore
 
 /// Durable jobs and their download checkpoints. The scheduler talks to this protocol; the
