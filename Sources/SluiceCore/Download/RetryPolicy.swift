@@ -31,24 +31,6 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 }
 
-/// Counts consecutive failures, reset by progress.
-public struct FailureCounter: Sendable, Equatable {
-    public private(set) var consecutive = 0
-
-    public init() {}
-
-    /// A failure happened; returns the new count.
-    public mutating func failed() -> Int {
-        consecutive += 1
-        return consecutive
-    }
-
-    /// Bytes reached the disk since the last failure.
-    public mutating func progressed() {
-        consecutive = 0
-    }
-}
-
 /// How an HTTP status on a download request is treated.
 public enum StatusDisposition: Equatable, Sendable {
     case success
