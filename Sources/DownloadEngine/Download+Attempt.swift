@@ -16,7 +16,7 @@ extension Download {
                 minimumSplit: options.minimumSplit
             )
             logger.info("resuming with \(map.writtenBytes) of \(total) bytes on disk", metadata: ["url": "\(url)"])
-            try file.reserve(options.preallocate ? total : 0, keepingFree: options.minimumFreeSpace)
+            try reserveSpace(total, in: file)
             state.setRemote(remote, map: map)
             state.setPhase(.downloading)
             try await runWorkers(file: file, first: nil)
@@ -30,12 +30,9 @@ extension Download {
         try await store.remove()
         state.markStartedFromZero()
         let (response, probe, finalURL) = try await self.probe()
-                let path = URLComponents(string: finalURL)?.percentEncodedPath ?? ""
         let remote = DownloadState.Remote(
             totalBytes: probe.totalBytes, acceptsRanges: probe.acceptsRanges, validators: probe.validators,
-            finalURL: finalURL == url ? nil : finalURL,
-            fileName: target.fileName
-                ?? FileNameSanitizer.downloadName(contentDisposition: response.headers.first(name: "Content-Disposition"), urlPath: path)
+            finalURL: finalURL == url ? nil : finalURL, fileName: target.fileName ?? downloadName(response, url: finalURL)
         )
         state.setPhase(.downloading)
         // Without a validator to send in If-Range, bytes from two requests could be from two
@@ -43,11 +40,11 @@ extension Download {
         guard probe.acceptsRanges, let total = probe.totalBytes, probe.validators.ifRangeValue != nil else {
             state.setRemote(remote, map: nil)
             if let length = probe.totalBytes {
-                try file.reserve(options.preallocate ? length : 0, keepingFree: options.minimumFreeSpace)
+                try reserveSpace(length, in: file)
             }
             return try await streamWhole(file: file, first: response, total: probe.totalBytes)
         }
-        try file.reserve(options.preallocate ? total : 0, keepingFree: options.minimumFreeSpace)
+        try reserveSpace(total, in: file)
         state.setRemote(remote, map: SegmentMap(total: total, parts: options.connections, minimumSplit: options.minimumSplit))
         await saveCheckpoint(file: file)
         let first = state.claim().map { (response: response, claim: $0) }
@@ -72,22 +69,20 @@ extension Download {
                 case .success(.complete):
                     let remote = DownloadState.Remote(
                         totalBytes: size, acceptsRanges: true, validators: nil, finalURL: nil,
-                        fileName: target.fileName ?? FileNameSanitizer.downloadName(contentDisposition: nil, urlPath: "")
+                        fileName: target.fileName ?? downloadName(response, url: fetched.url)
                     )
                     state.setRemote(remote, map: SegmentMap(total: size, written: [0..<size], parts: 1))
                     return true
                 case .success(.resume(let probe)):
                     let total = probe.totalBytes ?? size
-                    let path = URLComponents(string: fetched.url)?.percentEncodedPath ?? ""
                     let remote = DownloadState.Remote(
                         totalBytes: total, acceptsRanges: true, validators: probe.validators,
                         finalURL: fetched.url == url ? nil : fetched.url,
-                        fileName: target.fileName
-                            ?? FileNameSanitizer.downloadName(contentDisposition: response.headers.first(name: "Content-Disposition"), urlPath: path)
+                        fileName: target.fileName ?? downloadName(response, url: fetched.url)
                     )
                     let workers = probe.validators.ifRangeValue == nil ? 1 : options.connections
                     let map = SegmentMap(total: total, written: [0..<size], parts: workers, minimumSplit: options.minimumSplit)
-                    try file.reserve(options.preallocate ? total : 0, keepingFree: options.minimumFreeSpace)
+                    try reserveSpace(total, in: file)
                     state.setRemote(remote, map: map)
                     state.setPhase(.downloading)
                     logger.info("continuing a partial file from byte \(size) of \(total)", metadata: ["url": "\(url)"])
@@ -95,12 +90,8 @@ extension Download {
                     let first = state.claim().map { (response: response, claim: $0) }
                     try await runWorkers(file: file, first: first, workers: workers)
                     return true
-                case .failure(.transient(let retryAfter)):
-                    throw TransientFailure(error: SluiceError(.httpStatus, "the server answered HTTP \(status)"), retryAfter: retryAfter)
-                case .failure(.fatal), .failure(.emptyRange):
-                    throw SluiceError(.httpStatus, "the server answered HTTP \(status)")
-                case .failure(.invalid(let message)):
-                    throw TransientFailure(error: SluiceError(.invalidResponse, message))
+                case .failure(let failure):
+                    throw MachineEvent(event: RetryMachine.event(for: failure, status: status))
                 }
             } catch {
                 try await recover(from: error, with: &machine)
@@ -124,16 +115,25 @@ extension Download {
                 case .failure(.emptyRange) where askRange:
                     askRange = false
                     continue
-                case .failure(.emptyRange), .failure(.fatal):
-                    throw SluiceError(.httpStatus, "the server answered HTTP \(status)")
-                case .failure(.transient(let retryAfter)):
-                    throw TransientFailure(error: SluiceError(.httpStatus, "the server answered HTTP \(status)"), retryAfter: retryAfter)
-                case .failure(.invalid(let message)):
-                    throw TransientFailure(error: SluiceError(.invalidResponse, message))
+                case .failure(let failure):
+                    throw MachineEvent(event: RetryMachine.event(for: failure, status: status))
                 }
             } catch {
                 try await recover(from: error, with: &machine)
             }
         }
+    }
+
+    /// The name a response gives the file: `Content-Disposition`, else the final URL's path.
+    private func downloadName(_ response: HTTPClientResponse, url: String) -> String {
+        FileNameSanitizer.downloadName(
+            contentDisposition: response.headers.first(name: "Content-Disposition"),
+            urlPath: URLComponents(string: url)?.percentEncodedPath ?? ""
+        )
+    }
+
+    /// Reserves the file's length up front when asked to, above the free-space floor.
+    private func reserveSpace(_ length: Int64, in file: PartialFile) throws {
+        try file.reserve(options.preallocate ? length : 0, keepingFree: options.minimumFreeSpace)
     }
 }

@@ -152,9 +152,10 @@ public final class Download: Sendable {
     /// Feeds a failure to `machine` and carries out its answer: waits (on the download's
     /// clock) before the next try, or throws what ends this loop.
     func recover(from error: any Error, with machine: inout RetryMachine) async throws {
-        switch machine.handle(Self.event(for: error), jitter: Double.random(in: 0...1)) {
+        let event = Self.event(for: error)
+        switch machine.handle(event, jitter: Double.random(in: 0...1)) {
         case .retry(let delay):
-            if let threshold = options.releaseSlotAfter, delay >= threshold, case .transient(let error, _) = Self.event(for: error) {
+            if let threshold = options.releaseSlotAfter, delay >= threshold, case .transient(let error, _) = event {
                 throw RetryLater(delay: delay, failures: machine.consecutiveFailures, error: error)
             }
             state.setPhase(.retrying)

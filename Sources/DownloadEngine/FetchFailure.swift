@@ -38,16 +38,10 @@ extension SluiceError {
         if let error = error as? SluiceError {
             return .failure(error)
         }
-        if let error = error as? HTTPClientError {
-            if error == .redirectLimitReached || error == .redirectCycleDetected {
-                return .failure(SluiceError(.tooManyRedirects, "too many redirects", cause: error))
-            }
-            if error == .invalidURL || error == .emptyHost || error == .emptyScheme {
-                return .failure(SluiceError(.invalidURL, "the URL cannot be fetched", cause: error))
-            }
-            if error == .readTimeout {
-                return .success(TransientFailure(error: SluiceError(.network, "the connection stalled", cause: error)))
-            }
+        // Redirects are followed (and counted) by `Fetcher`, and a read timeout is a stall
+        // (`Download.event(for:)`): what is left of the client's errors is the URL's fault.
+        if let error = error as? HTTPClientError, error == .invalidURL || error == .emptyHost || error == .emptyScheme {
+            return .failure(SluiceError(.invalidURL, "the URL cannot be fetched", cause: error))
         }
         return .success(TransientFailure(error: SluiceError(.network, "network error: \(error)", cause: error)))
     }

@@ -36,14 +36,6 @@ public actor JobScheduler {
             self.limitRate = limitRate
             self.minFreeSpace = minFreeSpace
         }
-
-        /// The same configuration with another `releaseSlotAfter` and clock.
-        public func with(releaseSlotAfter: Duration, clock: ElapsedClock = .continuous) -> Configuration {
-            var copy = self
-            copy.releaseSlotAfter = releaseSlotAfter
-            copy.clock = clock
-            return copy
-        }
     }
 
     /// How a run of a download ended: the result of a finished one, or why it stopped.

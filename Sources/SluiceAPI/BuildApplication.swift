@@ -57,12 +57,15 @@ public func buildService(
     let registry = PrometheusCollectorRegistry()
     let metrics = PrometheusMetricsFactory(registry: registry)
     let client = Fetcher(policy: configuration.targetPolicy, stallTimeout: configuration.stallTimeout)
+    var schedulerConfiguration = JobScheduler.Configuration(
+        cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
+        maxActive: configuration.maxActive, retry: configuration.retry, stallTimeout: configuration.stallTimeout,
+        limitRate: configuration.limitRate, minFreeSpace: configuration.minFreeSpace
+    )
+    schedulerConfiguration.releaseSlotAfter = configuration.releaseSlotAfter
+    schedulerConfiguration.clock = configuration.clock
     let scheduler = try JobScheduler(
-        configuration: .init(
-            cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
-            maxActive: configuration.maxActive, retry: configuration.retry, stallTimeout: configuration.stallTimeout,
-            limitRate: configuration.limitRate, minFreeSpace: configuration.minFreeSpace
-        ).with(releaseSlotAfter: configuration.releaseSlotAfter, clock: configuration.clock),
+        configuration: schedulerConfiguration,
         repository: try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite"),
         client: client, metrics: metrics, logger: logger
     )

@@ -89,6 +89,18 @@ public struct RetryMachine: Sendable, Equatable {
         }
     }
 
+    /// The event a failed probe (or continuation) answer is.
+    public static func event(for failure: ResponseCheck.ProbeFailure, status: Int) -> Event {
+        switch failure {
+        case .transient(let retryAfter):
+            return .transient(SluiceError(.httpStatus, "the server answered HTTP \(status)"), retryAfter: retryAfter)
+        case .fatal, .emptyRange:
+            return .final(SluiceError(.httpStatus, "the server answered HTTP \(status)"))
+        case .invalid(let message):
+            return .transient(SluiceError(.invalidResponse, message), retryAfter: nil)
+        }
+    }
+
     /// The whole file's digest is known: place it, or fail when it is not the one asked for.
     public static func verified(digest: String, expected: String?) -> Action {
         if let expected, expected != digest {
