@@ -74,7 +74,7 @@ public final class Fetcher: Sendable {
             // The pinned client's `dnsOverride` is looked up with the host exactly as the URL
             // spells it: a name is sent lower-cased, so `Example.COM` cannot miss the pin
             // and be resolved again (DNS rebinding).
-            if IPAddress(host: origin.host) == nil, url.host != origin.host,
+            if url.host != origin.host, IPAddress(host: origin.host) == nil,
                 var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
             {
                 components.host = origin.host

@@ -54,8 +54,8 @@ public struct RangeOrigin: Sendable {
         )
         // A downloaded page must never run as this origin: no sniffing, and a sandbox that
         // keeps scripts and forms from acting if a browser renders it.
-        response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
-        response.headers[HTTPField.Name("Content-Security-Policy")!] = "sandbox"
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.contentSecurityPolicy] = "sandbox"
         return response
     }
 

@@ -14,14 +14,10 @@ import SluiceCore
 struct BearerAuthMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: TokenDigest
 
-    /// Routes anyone may call.
-    static var openRoutes: Set<String> { ["/healthz", "/openapi.yaml"] }
-    /// Routes that also accept the token as `?access_token=`.
-    static var eventRoutes: Set<String> { ["/events", "/jobs/{id}/events"] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // No route: the static-file fallback for the dashboard, which holds nothing secret.
-        guard let route = context.endpointPath, !Self.openRoutes.contains(route) else {
+        guard let route = context.endpointPath, !openRoutes.contains(route) else {
             return try await next(request, context)
         }
         if let header = request.headers[.authorization], let presented = Self.bearerCredential(header),
@@ -29,7 +25,7 @@ struct BearerAuthMiddleware<Context: RequestContext>: RouterMiddleware {
         {
             return try await next(request, context)
         }
-        if Self.eventRoutes.contains(route), let query = request.uri.queryParameters.get("access_token"),
+        if eventRoutes.contains(route), let query = request.uri.queryParameters.get("access_token"),
             token.matches(query)
         {
             return try await next(request, context)
@@ -66,3 +62,11 @@ struct TokenDigest: Sendable {
         return difference == 0
     }
 }
+
+// Built once: a generic type cannot hold stored statics, and a computed one would build
+// the set again on every request.
+
+/// Routes anyone may call.
+private let openRoutes: Set<String> = ["/healthz", "/openapi.yaml"]
+/// Routes that also accept the token as `?access_token=`.
+private let eventRoutes: Set<String> = ["/events", "/jobs/{id}/events"]

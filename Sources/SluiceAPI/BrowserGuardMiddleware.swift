@@ -12,7 +12,6 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Nil when any `Host` is answered (a token is set, no list was given).
     let allowedHosts: Set<String>?
 
-    static var stateChangingMethods: Set<HTTPRequest.Method> { [.post, .put, .patch, .delete] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let host = request.head.authority  // HTTP/1 `Host`, or HTTP/2 `:authority`
@@ -25,7 +24,7 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
                 throw SluiceError(.misdirectedRequest, "this service does not answer for the host \(name.host)")
             }
         }
-        if Self.stateChangingMethods.contains(request.method), let origin = request.headers[.origin],
+        if stateChangingMethods.contains(request.method), let origin = request.headers[.origin],
             !Self.isSameOrigin(origin, host: host)
         {
             throw SluiceError(.crossOrigin, "a request from another site's page may not change anything here")
@@ -82,3 +81,6 @@ struct HostName: Equatable {
         return IPAddress(host: host)?.isLoopback ?? false
     }
 }
+
+/// Built once, not per request (a generic type cannot hold stored statics).
+private let stateChangingMethods: Set<HTTPRequest.Method> = [.post, .put, .patch, .delete]

@@ -11,7 +11,6 @@ import SluiceCore
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let factory: any MetricsFactory
 
-    static var knownMethods: Set<HTTPRequest.Method> { [.get, .head, .post, .put, .patch, .delete, .options, .trace, .connect] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -19,7 +18,7 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         defer {
             let route = context.endpointPath ?? "unmatched"
             // Known methods only: a client inventing methods must not invent metric series.
-            let method = Self.knownMethods.contains(request.method) ? request.method.rawValue : "other"
+            let method = knownMethods.contains(request.method) ? request.method.rawValue : "other"
             let dimensions = [("method", method), ("route", route), ("status", String(status))]
             Timer(label: "sluice_http_request_duration_seconds", dimensions: dimensions, factory: factory)
                 .recordNanoseconds((ContinuousClock.now - start).nanoseconds)
@@ -63,3 +62,6 @@ extension Duration {
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }
+
+/// The methods metrics name; built once, not per request.
+private let knownMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .patch, .delete, .options, .trace, .connect]
