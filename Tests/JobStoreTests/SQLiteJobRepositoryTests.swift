@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import JobService
 import Foundation
 import JobStore
@@ -70,6 +73,43 @@ import Testing
             #expect(try repository.checkpoint(id: "a")?.placement != nil)
             try repository.update(Self.job("a", state: .completed))
             #expect(try repository.checkpoint(id: "a") == nil)
+        }
+    }
+
+    /// A full disk: the store gives up its reserve file and writes on, so a state change
+    /// (a job failing because downloads filled the disk) is not lost.
+    @Test(.enabled(if: SmallFileSystem.available, "mounting a tmpfs is not permitted here"))
+    func aFullDiskUsesTheReserveBeforeRefusing() async throws {
+        try await withTemporaryDirectory { directory in
+            let data = directory.path + "/small"
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            #expect(SmallFileSystem.mount(data, megabytes: 16))
+            defer { SmallFileSystem.unmount(data) }
+            let path = data + "/jobs.sqlite"
+            let repository = try SQLiteJobRepository(path: path)
+            #expect(FileManager.default.fileExists(atPath: path + "-reserve"))
+            let chunk = [UInt8](repeating: 7, count: 64 << 10)
+            let fd = open(data + "/filler", O_WRONLY | O_CREAT, 0o600)
+            while write(fd, chunk, chunk.count) > 0 {}
+            while write(fd, chunk, 512) > 0 {}
+            close(fd)
+            var written = 0
+            var refusal: SluiceError?
+            for index in 0..<2000 {
+                var job = Self.job("j\(index)")
+                job.url = "https://example.com/" + String(repeating: "u", count: 8000)
+                do {
+                    try repository.insert(job)
+                    written += 1
+                } catch let error as SluiceError {
+                    refusal = error
+                    break
+                }
+            }
+            // The reserve went first, then the store refused with no_space, not a crash.
+            #expect(!FileManager.default.fileExists(atPath: path + "-reserve"))
+            #expect(written > 100, "only \(written) writes after the disk filled")
+            #expect(refusal?.code == .noSpace)
         }
     }
 
