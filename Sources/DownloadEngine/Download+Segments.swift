@@ -10,7 +10,12 @@ extension Download {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<(workers ?? options.connections) {
                 let initial = index == 0 ? first : nil
-                group.addTask { try await self.rangeWorker(file: file, initial: initial) }
+                // The first connection stays on the download's loop, where the probe's
+                // response it continues arrived; each other one takes the next loop, so
+                // that the cores share the work.
+                group.addTask(executorPreference: index == 0 ? nil : DataPlane.nextExecutor()) {
+                    try await self.rangeWorker(file: file, initial: initial)
+                }
             }
             try await group.waitForAll()
         }

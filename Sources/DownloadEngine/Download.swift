@@ -44,6 +44,12 @@ public final class Download: Sendable {
     /// Runs the download to the end. Throws `SluiceError` on failure and
     /// `CancellationError` when cancelled, having saved a checkpoint in both cases.
     public func run() async throws -> DownloadResult {
+        try await withTaskExecutorPreference(DataPlane.nextExecutor()) {
+            try await self.runOnDataPlane()
+        }
+    }
+
+    private func runOnDataPlane() async throws -> DownloadResult {
         if let placed = try await placedByPreviousRun() { return placed }
         let file = try PartialFile(path: target.partialPath)
         var checkpoint = try await verifiedCheckpoint(for: file)
@@ -102,7 +108,7 @@ public final class Download: Sendable {
                 return nil
             }
             group.addTask {
-                await hasher.follow(file: file) { self.state.contiguousPrefix }
+                await hasher.follow(file: file, state: self.state)
                 return nil
             }
             defer { group.cancelAll() }

@@ -24,6 +24,17 @@ final class DownloadState: Sendable {
         /// This run truncated the partial file and started from byte 0: what it wrote is its
         /// own, and may be thrown away when it cannot be resumed.
         var startedFromZero = false
+        /// The hasher, waiting for the prefix on disk to reach a length.
+        var prefixWaiter: (length: Int64, continuation: CheckedContinuation<Void, Never>)?
+
+        var prefix: Int64 { map?.writtenPrefix ?? 0 }
+
+        /// Takes the waiter when the prefix has reached its length.
+        mutating func readyWaiter() -> CheckedContinuation<Void, Never>? {
+            guard let waiter = prefixWaiter, prefix >= waiter.length else { return nil }
+            prefixWaiter = nil
+            return waiter.continuation
+        }
     }
 
     private let inner = Mutex(Inner())
@@ -70,7 +81,13 @@ final class DownloadState: Sendable {
         }
     }
 
-    func commit(segment: Int) { inner.withLock { $0.map!.commit(segment: segment) } }
+    func commit(segment: Int) {
+        let waiter = inner.withLock { state in
+            state.map!.commit(segment: segment)
+            return state.readyWaiter()
+        }
+        waiter?.resume()
+    }
     func abandon(segment: Int) { inner.withLock { $0.map!.abandon(segment: segment) } }
     func release(segment: Int) { inner.withLock { $0.map?.release(segment: segment) } }
 
@@ -92,9 +109,28 @@ final class DownloadState: Sendable {
     /// How far the file is on disk without a gap from byte 0 (range mode; 0 otherwise,
     /// where the single stream hashes itself).
     var contiguousPrefix: Int64 {
-        inner.withLock { state in
-            guard let first = state.map?.writtenRanges.first, first.lowerBound == 0 else { return 0 }
-            return first.upperBound
+        inner.withLock { $0.prefix }
+    }
+
+    /// Returns once the prefix on disk is at least `length` bytes long, or the task is
+    /// cancelled. One waiter at a time (the download's hasher); writes wake it, so it
+    /// neither polls nor sleeps longer than it must.
+    func waitForPrefix(_ length: Int64) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = inner.withLock { state -> Bool in
+                    if Task.isCancelled || state.prefix >= length { return true }
+                    state.prefixWaiter = (length, continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = inner.withLock { state in
+                defer { state.prefixWaiter = nil }
+                return state.prefixWaiter?.continuation
+            }
+            waiter?.resume()
         }
     }
 

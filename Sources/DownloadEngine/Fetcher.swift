@@ -48,7 +48,7 @@ public final class Fetcher: Sendable {
         configuration.connectionPool.retryConnectionEstablishment = false
         self.policy = policy
         self.configuration = configuration
-        self.shared = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        self.shared = HTTPClient(eventLoopGroup: DataPlane.eventLoopGroup, configuration: configuration)
     }
 
     /// Sends `request`, following redirects. `credentialsOrigin` is the job's URL: the
@@ -129,7 +129,7 @@ public final class Fetcher: Sendable {
             cache.client(host: host, address: address.description) {
                 var pinnedConfiguration = configuration
                 pinnedConfiguration.dnsOverride = [host: address.description]
-                return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: pinnedConfiguration)
+                return HTTPClient(eventLoopGroup: DataPlane.eventLoopGroup, configuration: pinnedConfiguration)
             }
         }
         if let evicted {

@@ -33,19 +33,24 @@ final class PrefixHasher: Sendable {
         }
     }
 
-    /// Follows the written prefix until cancelled, a few MiB at a time on the thread pool.
-    func follow(file: PartialFile, prefix: @Sendable () -> Int64) async {
+    /// Follows the written prefix until cancelled, on the thread pool: it sleeps until the
+    /// writers have put `step` more bytes (or the rest of the file) on disk past what it
+    /// hashed, hashes what is there at most 64 MiB at a time (so that a pause never waits
+    /// long for it), and waits again.
+    func follow(file: PartialFile, state: DownloadState, step: Int64 = 8 << 20) async {
         while !Task.isCancelled {
-            let target = prefix()
+            let total = state.remote?.totalBytes ?? .max
+            let target = hashed + min(state.contiguousPrefix - hashed, 64 << 20)
             if target > hashed {
-                let step = min(target, hashed + (64 << 20))
                 do {
-                    try await NIOThreadPool.singleton.runIfActive { try self.advance(file: file, to: step) }
+                    try await NIOThreadPool.singleton.runIfActive { try self.advance(file: file, to: target) }
                 } catch {
                     return  // finish() hashes whatever is left, and reports errors then.
                 }
+            } else if hashed >= total {
+                return
             } else {
-                try? await Task.sleep(for: .milliseconds(20))
+                await state.waitForPrefix(hashed + min(step, total - hashed))
             }
         }
     }

@@ -124,7 +124,40 @@ import Testing
         #expect(!map.isComplete)
         #expect(map.writtenBytes == 9)
     }
+
+    /// The hasher's prefix, computed without merging, agrees with the merged ranges at
+    /// every step of workers writing, stealing and finishing in a seeded random order.
+    @Test(arguments: [1, 2, 3, 4, 5])
+    func thePrefixMatchesTheMergedRangesThroughStealing(seed: UInt64) {
+        var step: UInt64 = 0
+        func random() -> UInt64 {
+            step += 1
+            return TestDataContent.splitmix64(seed << 32 | step)
+        }
+        var map = SegmentMap(total: 1000, written: [0..<37, 300..<420], parts: 4, minimumSplit: 16)
+        var claims = (0..<4).compactMap { _ in map.claim() }.map(\.segment)
+        func expectedPrefix() -> Int64 {
+            guard let first = map.writtenRanges.first, first.lowerBound == 0 else { return 0 }
+            return first.upperBound
+        }
+        #expect(map.writtenPrefix == 37)
+        while !claims.isEmpty {
+            let index = Int(random() % UInt64(claims.count))
+            let segment = claims[index]
+            if map.reserve(Int64(random() % 40) + 1, segment: segment) > 0 {
+                map.commit(segment: segment)
+            }
+            #expect(map.writtenPrefix == expectedPrefix())
+            if map.segment(segment)?.isFinished ?? true {
+                map.release(segment: segment)
+                if let next = map.claim() { claims[index] = next.segment } else { claims.remove(at: index) }
+            }
+        }
+        #expect(map.isComplete)
+        #expect(map.writtenPrefix == 1000)
+    }
 }
+
 
 extension SegmentMap {
     func remainingRange(_ id: Int) -> Range<Int64>? {

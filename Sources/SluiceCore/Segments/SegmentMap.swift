@@ -90,6 +90,18 @@ public struct SegmentMap: Sendable, Equatable {
         Self.merge(segments.filter { $0.written > 0 }.map { $0.start..<$0.next })
     }
 
+    /// How far the file is written without a gap from byte 0. Segments are kept in the
+    /// order of their starts, so this walks them once and allocates nothing (the hasher
+    /// asks after every write).
+    public var writtenPrefix: Int64 {
+        var prefix: Int64 = 0
+        for segment in segments {
+            guard segment.start <= prefix else { break }
+            prefix = max(prefix, segment.next)
+        }
+        return prefix
+    }
+
     /// True only when the written ranges cover the whole file.
     public var isComplete: Bool {
         let ranges = writtenRanges
