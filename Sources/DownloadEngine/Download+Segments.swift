@@ -12,8 +12,9 @@ extension Download {
                 let initial = index == 0 ? first : nil
                 // The first connection stays on the download's loop, where the probe's
                 // response it continues arrived; each other one takes the next loop, so
-                // that the cores share the work.
-                group.addTask(executorPreference: index == 0 ? nil : DataPlane.nextExecutor()) {
+                // that the cores share the work. (Named explicitly: an inherited preference
+                // was lost in release builds, and the writes went back to the shared pool.)
+                group.addTask(executorPreference: index == 0 ? home : DataPlane.nextExecutor()) {
                     try await self.rangeWorker(file: file, initial: initial)
                 }
             }

@@ -20,6 +20,9 @@ public final class Download: Sendable {
     let onProgress: @Sendable (DownloadProgress) -> Void
     let logger: Logger
     let state = DownloadState()
+    /// The data-plane loop this download runs on (its first connection, the probe, the
+    /// single stream); further connections take the next loops.
+    let home = DataPlane.nextExecutor()
 
     public init(
         url: String, target: DownloadTarget, options: DownloadOptions, client: Fetcher,
@@ -44,7 +47,7 @@ public final class Download: Sendable {
     /// Runs the download to the end. Throws `SluiceError` on failure and
     /// `CancellationError` when cancelled, having saved a checkpoint in both cases.
     public func run() async throws -> DownloadResult {
-        try await withTaskExecutorPreference(DataPlane.nextExecutor()) {
+        try await withTaskExecutorPreference(home) {
             try await self.runOnDataPlane()
         }
     }
