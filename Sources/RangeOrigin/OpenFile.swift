@@ -7,16 +7,36 @@ import Darwin
 #endif
 import SluiceCore
 
-/// A regular file opened for reading, closed when the last response using it is done.
+/// A regular file opened for reading, closed when the last response using it is done
+/// (and the open-file cache has let go of it).
 final class OpenFile: Sendable {
+    /// What makes a file the same file: a different device, inode, size or modification
+    /// time is a different representation.
+    struct Identity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modifiedSeconds: Int64
+        var modifiedNanoseconds: Int64
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modifiedSeconds = Int64(info.st_mtim.tv_sec)
+            modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
+        }
+    }
+
     let descriptor: Int32
-    let size: Int64
-    let validators: Validators
+    let resolvedPath: String
+    let identity: Identity
+    var size: Int64 { identity.size }
 
     /// Opens `path`, which must already be resolved (no symlinks left), as a regular file.
     /// `O_NONBLOCK` keeps a FIFO without a writer from blocking the thread in `open()`;
     /// anything but a regular file (FIFO, device, socket, directory) is refused after `fstat`.
-    init?(resolvedPath path: String, now: Int64) {
+    init?(resolvedPath path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return nil }
         var info = stat()
@@ -25,25 +45,35 @@ final class OpenFile: Sendable {
             return nil
         }
         self.descriptor = fd
-        self.size = Int64(info.st_size)
-        let mtimeSeconds = Int64(info.st_mtim.tv_sec)
-        // The file's identity: a different inode, size or modification time is a different
-        // representation, so the tag is strong. Seconds and nanoseconds stay separate: a
-        // date centuries away must not overflow (it used to, and crashed the process).
-        let tag = [
-            UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_size), UInt64(bitPattern: mtimeSeconds),
-            UInt64(truncatingIfNeeded: info.st_mtim.tv_nsec),
-        ].map { String($0, radix: 16) }.joined(separator: "-")
-        // A date before 1970 or past what HTTP dates show is sent without Last-Modified.
-        let lastModified = (0...HTTPDate.latestFormattable).contains(mtimeSeconds) ? mtimeSeconds : nil
-        let (age, overflow) = now.subtractingReportingOverflow(mtimeSeconds)
-        self.validators = Validators(
-            etag: EntityTag(tag), lastModified: lastModified, lastModifiedIsStrong: !overflow && age >= 1
-        )
+        self.resolvedPath = path
+        self.identity = Identity(info)
     }
 
     deinit {
         close(descriptor)
+    }
+
+    /// True while `resolvedPath` still names this very file, unchanged: one `stat`
+    /// instead of resolving and opening again. A path that now leads elsewhere (through a
+    /// new symlink, say) names another inode and is resolved again from the root.
+    var isCurrent: Bool {
+        var info = stat()
+        return stat(resolvedPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && Identity(info) == identity
+    }
+
+    /// The validators at `now` (seconds since 1970). The tag is strong: it is the file's
+    /// identity. Seconds and nanoseconds stay separate: a date centuries away must not
+    /// overflow (it used to, and crashed the process). Last-Modified is weak for a file
+    /// modified within the last second, and absent before 1970 or past what HTTP dates show.
+    func validators(now: Int64) -> Validators {
+        let tag = [
+            identity.device, identity.inode, UInt64(identity.size), UInt64(bitPattern: identity.modifiedSeconds),
+            UInt64(truncatingIfNeeded: identity.modifiedNanoseconds),
+        ].map { String($0, radix: 16) }.joined(separator: "-")
+        let mtime = identity.modifiedSeconds
+        let lastModified = (0...HTTPDate.latestFormattable).contains(mtime) ? mtime : nil
+        let (age, overflow) = now.subtractingReportingOverflow(mtime)
+        return Validators(etag: EntityTag(tag), lastModified: lastModified, lastModifiedIsStrong: !overflow && age >= 1)
     }
 }
 

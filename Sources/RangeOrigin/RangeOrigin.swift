@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import HTTPTypes
+public import HTTPTypes
 public import Hummingbird
 public import CoreMetrics
 import Metrics
@@ -17,7 +17,10 @@ import SluiceCore
 public struct RangeOrigin: Sendable {
     private let root: FileRoot
     private let faultCounters = FaultCounters()
-    private let bytesServed: Counter
+    private let openFiles = OpenFileCache()
+    let bytesServed: Counter
+    /// Answers sent by the event-loop fast path (`sendfile`), the rest went through the router.
+    let fastAnswers: Counter
 
     /// - Parameters:
     ///   - root: the directory `/files/` serves; it must exist.
@@ -25,6 +28,7 @@ public struct RangeOrigin: Sendable {
     public init(root: String, metrics: any MetricsFactory = MetricsSystem.factory) throws {
         self.root = try FileRoot(path: root)
         self.bytesServed = Counter(label: "sluice_origin_bytes_served_total", dimensions: [], factory: metrics)
+        self.fastAnswers = Counter(label: "sluice_origin_sendfile_responses_total", dimensions: [], factory: metrics)
     }
 
     /// Adds `GET` and `HEAD` for `/files/**` and `/testdata/:size` to `router`.
@@ -35,28 +39,49 @@ public struct RangeOrigin: Sendable {
         router.head("/testdata/:size") { request, context in try await self.serveTestData(request, context: context) }
     }
 
+    /// A handler for one connection that answers plain file requests on the event loop
+    /// with `sendfile` (see `FileFastPathHandler`); put it in the server's pipeline after
+    /// the HTTP codec.
+    /// - Parameters:
+    ///   - admits: whether the service would let this request through to `/files/` (its
+    ///     host and token checks); others go on to the router, which refuses them.
+    ///   - extraHeaders: added to every answer (`Server`, say).
+    ///   - answered: told of every answer, with its status and how long it took to start.
+    public func fileFastPath(
+        admits: @escaping @Sendable (HTTPRequest) -> Bool, extraHeaders: HTTPFields = [:],
+        answered: @escaping @Sendable (HTTPResponse.Status, Duration) -> Void = { _, _ in }
+    ) -> FileFastPathHandler {
+        FileFastPathHandler(origin: self, admits: admits, extraHeaders: extraHeaders, answered: answered)
+    }
+
     // MARK: Files
 
     func serveFile(_ request: Request) throws -> Response {
-        let encoded = request.uri.path.dropFirst("/files/".count)
-        guard let relative = SafeRelativePath(encoded: encoded), let resolved = root.resolve(relative),
-            let file = OpenFile(resolvedPath: resolved, now: Int64(time(nil)))
-        else {
+        guard let (file, representation) = lookUpFile(encodedPath: request.uri.path.dropFirst("/files/".count)) else {
             throw SluiceError(.notFound, "no such file")
         }
-        let representation = Representation(
-            length: file.size, validators: file.validators,
-            contentType: MediaType.forFileName(relative.segments.last!), rangesEnabled: true,
-            cacheControl: "no-cache"
-        )
         var response = RangeResponder.respond(
             to: request, representation: representation, source: FileByteSource(file: file, bytesServed: bytesServed)
         )
-        // A downloaded page must never run as this origin: no sniffing, and a sandbox that
-        // keeps scripts and forms from acting if a browser renders it.
-        response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[.contentSecurityPolicy] = "sandbox"
+        response.headers.append(contentsOf: Self.fileSafetyHeaders)
         return response
+    }
+
+    /// A downloaded page must never run as this origin: no sniffing, and a sandbox that
+    /// keeps scripts and forms from acting if a browser renders it.
+    static let fileSafetyHeaders: HTTPFields = [.xContentTypeOptions: "nosniff", .contentSecurityPolicy: "sandbox"]
+
+    /// The open file a `/files/` path names, and what the origin knows of it now; nil when
+    /// there is no such file under the root.
+    func lookUpFile(encodedPath: Substring) -> (OpenFile, Representation)? {
+        guard let relative = SafeRelativePath(encoded: encodedPath), let file = openFiles.file(relative, in: root) else {
+            return nil
+        }
+        let representation = Representation(
+            length: file.size, validators: file.validators(now: Int64(time(nil))),
+            contentType: MediaType.forFileName(relative.segments.last!), rangesEnabled: true, cacheControl: "no-cache"
+        )
+        return (file, representation)
     }
 
     // MARK: Test data

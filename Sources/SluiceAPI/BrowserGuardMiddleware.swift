@@ -15,14 +15,8 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let host = request.head.authority  // HTTP/1 `Host`, or HTTP/2 `:authority`
-        if let allowedHosts {
-            // Fails closed: a missing or unreadable Host is not an allowed one.
-            guard let host, let name = HostName(authority: host) else {
-                throw SluiceError(.misdirectedRequest, "the request names no valid host")
-            }
-            guard name.isLoopback || allowedHosts.contains(name.host) else {
-                throw SluiceError(.misdirectedRequest, "this service does not answer for the host \(name.host)")
-            }
+        if let refusal = Self.misdirection(host: host, allowedHosts: allowedHosts) {
+            throw SluiceError(.misdirectedRequest, refusal)
         }
         if stateChangingMethods.contains(request.method), let origin = request.headers[.origin],
             !Self.isSameOrigin(origin, host: host)
@@ -33,6 +27,17 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// Whether `Origin` names the same host and port the request was sent to.
+    /// Why a request for `host` is not for this service, or nil when it is (always, with
+    /// no host list). Fails closed: a missing or unreadable Host is not an allowed one.
+    static func misdirection(host: String?, allowedHosts: Set<String>?) -> String? {
+        guard let allowedHosts else { return nil }
+        guard let host, let name = HostName(authority: host) else { return "the request names no valid host" }
+        guard name.isLoopback || allowedHosts.contains(name.host) else {
+            return "this service does not answer for the host \(name.host)"
+        }
+        return nil
+    }
+
     static func isSameOrigin(_ origin: String, host: String?) -> Bool {
         guard let host, let target = HostName(authority: host) else { return false }
         let parts = origin.split(separator: "://", maxSplits: 1)

@@ -11,6 +11,9 @@ import RangeOrigin
 import ServiceLifecycle
 import SluiceCore
 
+/// What the service calls itself in `Server`.
+let serverName = "sluice"
+
 /// The request context of every Sluice route.
 public typealias SluiceRequestContext = BasicRequestContext
 
@@ -69,9 +72,12 @@ public func buildService(
         repository: try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite"),
         client: client, metrics: metrics, logger: logger
     )
+    let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
     let router = try buildRouter(
-        configuration: configuration, scheduler: scheduler, registry: registry, metrics: metrics, logger: logger
+        configuration: configuration, scheduler: scheduler, origin: origin, registry: registry, metrics: metrics,
+        logger: logger
     )
+    let admission = OriginAdmission(allowedHosts: configuration.hostCheck, token: configuration.token.flatMap(TokenDigest.init))
     let host = configuration.host
     let application = Application(
         router: router,
@@ -80,12 +86,18 @@ public func buildService(
                 additionalChannelHandlers: [
                     ConnectionDeadlineHandler(
                         headTimeout: .init(configuration.requestHeadTimeout), idleTimeout: .init(configuration.idleTimeout)
-                    )
+                    ),
+                    origin.fileFastPath(
+                        admits: admission.admits, extraHeaders: [.server: serverName],
+                        answered: RequestMetricsMiddleware<SluiceRequestContext>.recorder(
+                            factory: metrics, method: .get, route: "/files/**"
+                        )
+                    ),
                 ]
             )
         ),
         configuration: .init(
-            address: .hostname(host, port: configuration.port), serverName: "sluice",
+            address: .hostname(host, port: configuration.port), serverName: serverName,
             availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)
         ),
         onServerRunning: { channel in
@@ -102,8 +114,8 @@ public func buildService(
 /// JSON bodies; security headers; the browser guard (Host, Origin) before the token check,
 /// which decides on the route the router chose.
 func buildRouter(
-    configuration: ServiceConfiguration, scheduler: JobScheduler, registry: PrometheusCollectorRegistry,
-    metrics: PrometheusMetricsFactory, logger: Logger
+    configuration: ServiceConfiguration, scheduler: JobScheduler, origin: RangeOrigin,
+    registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger
 ) throws -> Router<SluiceRequestContext> {
     let router = Router(context: SluiceRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestMetricsMiddleware(factory: metrics))
@@ -129,7 +141,7 @@ func buildRouter(
     JobsController(scheduler: scheduler).addRoutes(to: router)
     EventsController(scheduler: scheduler).addRoutes(to: router)
     MetricsController(registry: registry, factory: metrics, scheduler: scheduler).addRoutes(to: router)
-    try RangeOrigin(root: configuration.originRoot, metrics: metrics).addRoutes(to: router)
+    origin.addRoutes(to: router)
     if let publicDirectory = configuration.publicDirectory {
         router.get("/openapi.yaml") { _, _ in
             guard let data = FileManager.default.contents(atPath: publicDirectory + "/openapi.yaml") else {

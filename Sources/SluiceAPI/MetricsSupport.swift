@@ -16,12 +16,10 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         let start = ContinuousClock.now
         var status = 500
         defer {
-            let route = context.endpointPath ?? "unmatched"
-            // Known methods only: a client inventing methods must not invent metric series.
-            let method = knownMethods.contains(request.method) ? request.method.rawValue : "other"
-            let dimensions = [("method", method), ("route", route), ("status", String(status))]
-            Timer(label: "sluice_http_request_duration_seconds", dimensions: dimensions, factory: factory)
-                .recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+            Self.record(
+                factory: factory, method: request.method, route: context.endpointPath ?? "unmatched", status: status,
+                duration: ContinuousClock.now - start
+            )
         }
         do {
             let response = try await next(request, context)
@@ -35,6 +33,25 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 /// `GET /metrics` in the Prometheus text format.
+extension RequestMetricsMiddleware {
+    static func record(
+        factory: any MetricsFactory, method: HTTPRequest.Method, route: String, status: Int, duration: Duration
+    ) {
+        // Known methods only: a client inventing methods must not invent metric series.
+        let method = knownMethods.contains(method) ? method.rawValue : "other"
+        let dimensions = [("method", method), ("route", route), ("status", String(status))]
+        Timer(label: "sluice_http_request_duration_seconds", dimensions: dimensions, factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// Records answers given outside the router (the origin's fast path) the same way.
+    static func recorder(
+        factory: any MetricsFactory, method: HTTPRequest.Method, route: String
+    ) -> @Sendable (HTTPResponse.Status, Duration) -> Void {
+        { status, duration in record(factory: factory, method: method, route: route, status: status.code, duration: duration) }
+    }
+}
+
 struct MetricsController {
     let registry: PrometheusCollectorRegistry
     let factory: any MetricsFactory

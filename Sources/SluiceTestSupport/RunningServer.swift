@@ -12,13 +12,16 @@ public func withRunningServer<T: Sendable>(
 
 /// Runs a responder on 127.0.0.1 with a free port for the duration of `body`.
 public func withRunningServer<T: Sendable, Responder: HTTPResponder>(
-    responder: Responder, host: String = "127.0.0.1", _ body: @Sendable (_ port: Int) async throws -> T
+    responder: Responder, host: String = "127.0.0.1",
+    channelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] },
+    _ body: @Sendable (_ port: Int) async throws -> T
 ) async throws -> T where Responder.Context == BasicRequestContext {
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
     var logger = Logger(label: "test-server")
     logger.logLevel = .critical
     let app = Application(
         responder: responder,
+        server: .http1(configuration: .init(additionalChannelHandlers: channelHandlers())),
         configuration: .init(address: .hostname(host, port: 0)),
         onServerRunning: { channel in
             continuation.yield(channel.localAddress?.port ?? 0)
@@ -39,14 +42,16 @@ public func withRunningServer<T: Sendable, Responder: HTTPResponder>(
 }
 
 /// Runs the Range origin alone over `root` on a free port for the duration of `body`,
-/// recording what it sends into `recorder` when one is given; `/changing/SIZE` serves a
+/// recording what it sends into `recorder` when one is given (then without the event-loop
+/// fast path for `/files/`, which answers before any recorder could see the request); `/changing/SIZE` serves a
 /// file that changes after some requests (`ChangingFileMiddleware`).
 public func withOrigin<T: Sendable>(
     root: String, recorder: RequestRecorder? = nil, host: String = "127.0.0.1",
     _ body: @Sendable (_ port: Int) async throws -> T
 ) async throws -> T {
     let router = Router()
-    try RangeOrigin(root: root).addRoutes(to: router)
+    let origin = try RangeOrigin(root: root)
+    origin.addRoutes(to: router)
     let routes = router.buildResponder()
     let recorded = (recorder ?? RequestRecorder()).recording(routes)
     let changing = ChangingFile()
@@ -55,6 +60,9 @@ public func withOrigin<T: Sendable>(
             try await recorded.respond(to: changing.rewrite(request), context: context)
         },
         host: host,
+        // The event-loop fast path for files, as the service has it, unless every request
+        // must reach the recorder.
+        channelHandlers: { recorder == nil ? [origin.fileFastPath(admits: { _ in true })] : [] },
         body
     )
 }

@@ -1,0 +1,227 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import SluiceCore
+
+/// Answers the origin's hot path on the event loop, ahead of Hummingbird: a `GET` of a
+/// file under `/files/` for the whole file or one range, sent with `sendfile` (a NIO
+/// `FileRegion`) from the open-file cache. No task, no copy into user space.
+///
+/// Everything else goes on to Hummingbird unchanged, and so does any request this handler
+/// is not sure of: other methods and paths, a request with a body or a connection
+/// option other than `close` and `keep-alive`, one the service's admission rule (host and token) would not let through, any
+/// answer but 200 or a single 206 (304, 412, 416, multipart, 404), and any request that
+/// arrives while Hummingbird is still answering an earlier one on the connection, so that
+/// answers keep their order. Both decide with `RangeDecision`, so they answer alike.
+///
+/// It sits after Hummingbird's HTTP/1 codec (HTTPTypes parts); the file body is written
+/// through the codec's own context as an HTTP/1 `FileRegion` part, which the codec has no
+/// HTTPTypes form for. While a file is being sent it reads nothing more from the
+/// connection, so a pipelined request waits its turn and memory stays bounded.
+public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    public typealias InboundIn = HTTPRequestPart
+    public typealias InboundOut = HTTPRequestPart
+    public typealias OutboundIn = HTTPResponsePart
+    public typealias OutboundOut = HTTPResponsePart
+
+    private let origin: RangeOrigin
+    private let admits: @Sendable (HTTPRequest) -> Bool
+    private let extraHeaders: HTTPFields
+    private let answered: @Sendable (HTTPResponse.Status, Duration) -> Void
+    /// Requests handed to Hummingbird whose answers have not ended yet.
+    private var forwarded = 0
+    /// The current request is answered here: its remaining parts are dropped.
+    private var answering = false
+    /// A file is still being sent: reads wait, and parts already read queue up.
+    private var sending = false
+    private var readPending = false
+    private var queued: [HTTPRequestPart] = []
+    private var codec: ChannelHandlerContext?
+    private var date = (second: Int64(-1), text: "")
+
+    /// - Parameters:
+    ///   - admits: whether the service would let this request reach the origin's route
+    ///     (host check, token); a request it does not admit goes on to Hummingbird, which
+    ///     refuses it the usual way.
+    ///   - extraHeaders: added to every answer (what the service's middleware adds, such as
+    ///     `Server`).
+    init(
+        origin: RangeOrigin, admits: @escaping @Sendable (HTTPRequest) -> Bool, extraHeaders: HTTPFields,
+        answered: @escaping @Sendable (HTTPResponse.Status, Duration) -> Void
+    ) {
+        self.origin = origin
+        self.admits = admits
+        self.extraHeaders = extraHeaders
+        self.answered = answered
+    }
+
+    public func handlerAdded(context: ChannelHandlerContext) {
+        codec = try? context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        if sending {
+            queued.append(part)
+        } else {
+            handle(part, context: context)
+        }
+    }
+
+    private func handle(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+        switch part {
+        case .head(let request):
+            let start = ContinuousClock.now
+            if forwarded == 0, let answer = fastAnswer(request) {
+                answering = true
+                send(answer, context: context)
+                origin.fastAnswers.increment()
+                answered(answer.head.status, ContinuousClock.now - start)
+            } else {
+                forwarded += 1
+                context.fireChannelRead(wrapInboundOut(part))
+            }
+        case .body:
+            if !answering { context.fireChannelRead(wrapInboundOut(part)) }
+        case .end:
+            if answering {
+                answering = false
+            } else {
+                context.fireChannelRead(wrapInboundOut(part))
+            }
+        }
+    }
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { forwarded = max(0, forwarded - 1) }
+        context.write(data, promise: promise)
+    }
+
+    public func read(context: ChannelHandlerContext) {
+        if sending {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        queued.removeAll()
+        context.fireChannelInactive()
+    }
+
+    // MARK: The answer
+
+    private struct Answer {
+        var head: HTTPResponse
+        var file: OpenFile
+        var range: Range<Int64>
+        var closes: Bool
+    }
+
+    private func fastAnswer(_ request: HTTPRequest) -> Answer? {
+        guard codec != nil, request.method == .get, let path = request.path, path.hasPrefix("/files/"),
+            request.headerFields[.contentLength] == nil, request.headerFields[.transferEncoding] == nil,
+            request.headerFields[.expect] == nil, let closes = Self.closesConnection(request), admits(request)
+        else { return nil }
+        let encoded = path.dropFirst("/files/".count).prefix { $0 != "?" }
+        guard let (file, representation) = origin.lookUpFile(encodedPath: encoded) else { return nil }
+        var fields = RangeDecision.baseHeaders(representation)
+        let range: Range<Int64>
+        let status: HTTPResponse.Status
+        switch RangeDecision.decide(
+            request.headerFields.conditionalHeaders, rangeHeader: request.headerFields.singleRangeHeader, isHead: false,
+            representation: representation
+        ) {
+        case .whole:
+            status = .ok
+            range = 0..<file.size
+        case .single(let byteRange, let length):
+            status = .partialContent
+            fields[.contentRange] = ContentRange.range(byteRange, completeLength: length).headerValue
+            range = byteRange.first..<(byteRange.last + 1)
+        case .preconditionFailed, .notModified, .unsatisfiable, .multipart:
+            return nil
+        }
+        fields[.contentLength] = String(range.count)
+        fields.append(contentsOf: RangeOrigin.fileSafetyHeaders)
+        fields[.date] = currentDate()
+        fields.append(contentsOf: extraHeaders)
+        return Answer(head: HTTPResponse(status: status, headerFields: fields), file: file, range: range, closes: closes)
+    }
+
+    /// Whether the request asks to close the connection after its answer (`Connection:
+    /// close`); nil for any other connection option (an upgrade, say), which the router
+    /// handles.
+    static func closesConnection(_ request: HTTPRequest) -> Bool? {
+        var closes = false
+        for value in request.headerFields[values: .connection] {
+            for option in value.split(separator: ",") {
+                switch option.trimmingCharacters(in: .whitespaces).lowercased() {
+                case "close": closes = true
+                case "keep-alive": continue
+                default: return nil
+                }
+            }
+        }
+        return closes
+    }
+
+    private func send(_ answer: Answer, context: ChannelHandlerContext) {
+        guard let codec else { return }
+        sending = true
+        context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
+        let count = answer.range.count
+        let file = answer.file
+        let closes = answer.closes
+        // A handle of its own for each response (NIO marks a handle busy while it sends
+        // from it); the descriptor stays the cached file's, so it is handed back, not closed.
+        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.descriptor)
+        let region = FileRegion(
+            fileHandle: handle, readerIndex: Int(answer.range.lowerBound), endIndex: Int(answer.range.upperBound)
+        )
+        let written = context.eventLoop.makePromise(of: Void.self)
+        codec.write(NIOAny(HTTPServerResponsePart.body(.fileRegion(region))), promise: written)
+        codec.flush()
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { result in
+            // The file stays open (the cache may have dropped it) until sendfile is done.
+            withExtendedLifetime(file) { _ = try? handle.takeDescriptorOwnership() }
+            let (handler, context) = loopBound.value
+            if case .success = result { handler.origin.bytesServed.increment(by: count) }
+            // After the body, so the connection's idle deadline starts when it is sent.
+            let ended = context.writeAndFlush(handler.wrapOutboundOut(.end(nil)))
+            if closes {
+                ended.whenComplete { _ in loopBound.value.1.close(promise: nil) }
+            } else {
+                handler.finishSending(context: context)
+            }
+        }
+    }
+
+    private func finishSending(context: ChannelHandlerContext) {
+        sending = false
+        while !sending, !queued.isEmpty {
+            handle(queued.removeFirst(), context: context)
+        }
+        if !sending, readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
+    private func currentDate() -> String {
+        let now = Int64(time(nil))
+        if now != date.second { date = (now, HTTPDate.format(now)) }
+        return date.text
+    }
+}

@@ -1,0 +1,131 @@
+import Crypto
+import Foundation
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+/// `/files/` answered on the event loop with sendfile (`FileFastPathHandler`), ahead of the
+/// router: the same answers, in order, under the same checks, and never a stale or escaped
+/// file from its open-file cache.
+@Suite struct FileFastPathTests {
+    static let content = Array((0..<(300 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Requests sent in one write on one connection, the last closing it; the answers
+    /// parsed one after another by their Content-Length.
+    static func pipelined(port: Int, _ requests: [(path: String, headers: [String: String])]) async throws -> [RawHTTPResponse] {
+        var text = ""
+        for (index, request) in requests.enumerated() {
+            text += "GET \(request.path) HTTP/1.1\r\n"
+            if request.headers["Host"] == nil { text += "Host: 127.0.0.1:\(port)\r\n" }
+            for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
+            if index == requests.count - 1 { text += "Connection: close\r\n" }
+            text += "\r\n"
+        }
+        var raw = try await RawHTTPClient.exchange(port: port, request: Array(text.utf8))[...]
+        var answers: [RawHTTPResponse] = []
+        while !raw.isEmpty {
+            guard let headEnd = raw.firstRange(of: [13, 10, 13, 10]) else { throw RawHTTPClient.Failure(description: "no head") }
+            let head = try RawHTTPClient.parse(Array(raw[..<headEnd.upperBound]), isHead: true)
+            let length = head.header("Content-Length").flatMap(Int.init) ?? 0
+            let bodyEnd = headEnd.upperBound + length
+            guard bodyEnd <= raw.endIndex else { throw RawHTTPClient.Failure(description: "a body was cut short") }
+            answers.append(try RawHTTPClient.parse(Array(raw[raw.startIndex..<bodyEnd]), isHead: false))
+            raw = raw[bodyEnd...]
+        }
+        return answers
+    }
+
+    static func fastAnswers(_ harness: ServiceHarness) async throws -> Double {
+        let text = String(decoding: try await harness.request(.GET, "/metrics").body, as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix("sluice_origin_sendfile_responses_total ") }
+        return line.flatMap { Double($0.split(separator: " ")[1]) } ?? 0
+    }
+
+    @Test func pipelinedAnswersKeepTheirOrderWhicheverPathAnswers() async throws {
+        try await ServiceHarness.with { harness in
+            try Self.write(Self.content, to: harness.data + "/documents/a.bin")
+            let first = try await harness.request(.GET, "/files/a.bin")
+            let etag = try #require(first.headers.first(name: "ETag"))
+            let before = try await Self.fastAnswers(harness)
+            let answers = try await Self.pipelined(port: harness.port, [
+                ("/files/a.bin", ["Range": "bytes=10-19"]),  // fast
+                ("/jobs", [:]),  // router
+                ("/files/a.bin", [:]),  // fast (the router was done)
+                ("/files/a.bin", ["If-None-Match": etag]),  // 304 from the router
+                ("/files/a.bin", ["Range": "bytes=0-1,5-6"]),  // multipart from the router
+                ("/files/a.bin", ["Range": "bytes=-5"]),  // fast
+                ("/files/missing", [:]),  // 404 from the router
+                ("/files/a.bin", ["Range": "bytes=999999-"]),  // 416 from the router
+                ("/healthz", [:]),
+            ])
+            #expect(answers.map(\.status) == [206, 200, 200, 304, 206, 206, 404, 416, 200])
+            #expect(answers[0].body == Array(Self.content[10..<20]))
+            #expect(answers[0].header("Content-Range") == "bytes 10-19/\(Self.content.count)")
+            #expect(answers[1].header("Content-Type") == "application/json")
+            #expect(answers[2].body == Self.content)
+            #expect(answers[4].header("Content-Type")?.hasPrefix("multipart/byteranges") == true)
+            #expect(answers[5].body == Array(Self.content.suffix(5)))
+            // The same headers as the router's answer, and the service's own.
+            for fast in [answers[0], answers[2], answers[5]] {
+                #expect(fast.header("ETag") == etag)
+                #expect(fast.header("X-Content-Type-Options") == "nosniff")
+                #expect(fast.header("Content-Security-Policy") == "sandbox")
+                #expect(fast.header("Server") == "sluice")
+                #expect(fast.header("Date") != nil)
+                #expect(fast.header("Accept-Ranges") == "bytes")
+            }
+            // Only the first: from the second on, the router is still answering an earlier
+            // request when the next is read, so it answers the rest in order.
+            #expect(try await Self.fastAnswers(harness) - before == 1)
+            // One at a time on a keep-alive connection, the fast path answers each.
+            let again = try await Self.pipelined(port: harness.port, [("/files/a.bin", [:])])
+            #expect(again[0].body == Self.content)
+            #expect(try await Self.fastAnswers(harness) - before == 2)
+        }
+    }
+
+    @Test func aFileChangedOrMovedOutOfTheRootIsNeverServedFromTheCache() async throws {
+        try await ServiceHarness.with { harness in
+            let path = harness.data + "/documents/c.bin"
+            try Self.write(Self.content, to: path)
+            let first = try await Self.pipelined(port: harness.port, [("/files/c.bin", [:]), ("/files/c.bin", ["Range": "bytes=0-3"])])
+            #expect(first.map(\.status) == [200, 206])
+            // Replaced by another file (a new inode): the new bytes and a new tag.
+            let replacement = Array(Self.content.reversed())
+            try Self.write(replacement, to: path + ".new")
+            #expect(rename(path + ".new", path) == 0)
+            let second = try await Self.pipelined(port: harness.port, [("/files/c.bin", [:])])
+            #expect(second[0].body == replacement)
+            #expect(second[0].header("ETag") != first[0].header("ETag"))
+            // Replaced by a link to a file outside the root: refused, as without the cache.
+            let outside = harness.data + "/secret"
+            try Self.write(Array("secret".utf8), to: outside)
+            #expect(unlink(path) == 0)
+            #expect(symlink(outside, path) == 0)
+            let third = try await Self.pipelined(port: harness.port, [("/files/c.bin", [:]), ("/files/c.bin", ["Range": "bytes=0-1"])])
+            #expect(third.map(\.status) == [404, 404])
+            #expect(third.allSatisfy { !$0.body.starts(with: Array("se".utf8)) })
+        }
+    }
+
+    @Test func withATokenOnlyAnAuthorizedRequestIsAnswered() async throws {
+        try await ServiceHarness.with(token: "s3cret", configure: { $0.allowedHosts = ["sluice.example"] }) { harness in
+            try Self.write(Self.content, to: harness.data + "/documents/t.bin")
+            let before = try await Self.fastAnswers(harness)
+            var answers: [RawHTTPResponse] = []
+            for headers in [
+                [:], ["Authorization": "Bearer wrong"], ["Authorization": "Bearer s3cret", "Range": "bytes=1-2"],
+                ["Authorization": "Bearer s3cret", "Host": "evil.example"],
+            ] {
+                answers += try await Self.pipelined(port: harness.port, [("/files/t.bin", headers)])
+            }
+            #expect(answers.map(\.status) == [401, 401, 206, 421])
+            #expect(answers[2].body == Array(Self.content[1...2]))
+            #expect(try await Self.fastAnswers(harness) - before == 1)
+        }
+    }
+}
