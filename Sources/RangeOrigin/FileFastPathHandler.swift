@@ -193,7 +193,10 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
         codec.write(NIOAny(HTTPServerResponsePart.body(.fileRegion(region))), promise: written)
         codec.flush()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let watch = NIOLoopBoundBox<(done: Bool, task: RepeatedTask?)>((false, nil), eventLoop: context.eventLoop)
         written.futureResult.whenComplete { result in
+            watch.value.done = true
+            watch.value.task?.cancel()
             // The file stays open (the cache may have dropped it) until sendfile is done.
             withExtendedLifetime(file) { _ = try? handle.takeDescriptorOwnership() }
             let (handler, context) = loopBound.value
@@ -204,6 +207,20 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
                 ended.whenComplete { _ in loopBound.value.1.close(promise: nil) }
             } else {
                 handler.finishSending(context: context)
+            }
+        }
+        // A file cut short under a send that is still going would leave `sendfile` with
+        // nothing to send and the connection waiting for ever: while the body is out,
+        // check the size every second and close the connection once the file no longer
+        // holds it (the router's reader does the same when a read comes up short).
+        if !watch.value.done {
+            let end = answer.range.upperBound
+            watch.value.task = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { task in
+                var info = stat()
+                if fstat(file.descriptor, &info) != 0 || Int64(info.st_size) < end {
+                    task.cancel()
+                    loopBound.value.1.close(promise: nil)
+                }
             }
         }
     }

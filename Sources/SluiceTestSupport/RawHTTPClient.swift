@@ -51,16 +51,26 @@ public enum RawHTTPClient {
 
     /// Sends raw bytes and returns every byte received until the server closes.
     /// Runs on its own thread so that blocking reads never occupy the cooperative pool.
-    public static func exchange(port: Int, request: [UInt8], timeout: Double = 30) async throws -> [UInt8] {
+    /// `midway`, when given, runs once `midway.after` bytes have arrived, before the rest
+    /// is read (to change something on the server while it is sending).
+    public static func exchange(
+        port: Int, request: [UInt8], timeout: Double = 30,
+        midway: (after: Int, action: @Sendable () throws -> Void)? = nil
+    ) async throws -> [UInt8] {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
-                continuation.resume(with: Result { try blockingExchange(port: port, request: request, timeout: timeout) })
+                continuation.resume(
+                    with: Result { try blockingExchange(port: port, request: request, timeout: timeout, midway: midway) }
+                )
             }
             thread.start()
         }
     }
 
-    private static func blockingExchange(port: Int, request: [UInt8], timeout: Double) throws -> [UInt8] {
+    private static func blockingExchange(
+        port: Int, request: [UInt8], timeout: Double, midway: (after: Int, action: @Sendable () throws -> Void)?
+    ) throws -> [UInt8] {
+        var midway = midway
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -92,6 +102,10 @@ public enum RawHTTPClient {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 {
                 received.append(contentsOf: chunk[..<count])
+                if let pending = midway, received.count >= pending.after {
+                    midway = nil
+                    try pending.action()
+                }
             } else if count == 0 || errno == ECONNRESET {
                 return received
             } else if errno != EINTR {

@@ -81,3 +81,27 @@ import Testing
         }
     }
 }
+
+@Suite struct FileShrinkingWhileSentTests {
+    /// A file cut short while it is being sent: the connection is closed (as when the
+    /// router's reader finds it shorter), not left waiting, and not spinning on a
+    /// `sendfile` that has nothing left to send.
+    @Test func aFileTruncatedWhileSentEndsTheConnection() async throws {
+        try await withTemporaryDirectory { root in
+            let path = root.path + "/big.bin"
+            let size = 64 << 20
+            #expect(FileManager.default.createFile(atPath: path, contents: nil))
+            #expect(truncate(path, off_t(size)) == 0)
+            try await withOrigin(root: root.path) { port in
+                let request = "GET /files/big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                let started = ContinuousClock.now
+                let received = try await RawHTTPClient.exchange(
+                    port: port, request: Array(request.utf8), timeout: 20,
+                    midway: (after: 1 << 20, action: { #expect(truncate(path, off_t(2 << 20)) == 0) })
+                )
+                #expect(received.count < size)
+                #expect(ContinuousClock.now - started < .seconds(15))
+            }
+        }
+    }
+}
