@@ -134,8 +134,10 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
             request.headerFields[.expect] == nil, let closes = Self.closesConnection(request), admits(request)
         else { return nil }
         let encoded = path.dropFirst("/files/".count).prefix { $0 != "?" }
-        guard let (file, representation) = origin.lookUpFile(encodedPath: encoded) else { return nil }
-        var fields = RangeDecision.baseHeaders(representation)
+        guard let cached = origin.lookUpFile(encodedPath: encoded) else { return nil }
+        let file = cached.file
+        let representation = cached.representation(now: currentSecond())
+        var fields = cached.headers
         let range: Range<Int64>
         let status: HTTPResponse.Status
         switch RangeDecision.decide(
@@ -153,7 +155,6 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
             return nil
         }
         fields[.contentLength] = String(range.count)
-        fields.append(contentsOf: RangeOrigin.fileSafetyHeaders)
         fields[.date] = currentDate()
         fields.append(contentsOf: extraHeaders)
         return Answer(head: HTTPResponse(status: status, headerFields: fields), file: file, range: range, closes: closes)
@@ -236,8 +237,10 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
         }
     }
 
+    private func currentSecond() -> Int64 { Int64(time(nil)) }
+
     private func currentDate() -> String {
-        let now = Int64(time(nil))
+        let now = currentSecond()
         if now != date.second { date = (now, HTTPDate.format(now)) }
         return date.text
     }

@@ -61,19 +61,25 @@ final class OpenFile: Sendable {
         return stat(resolvedPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && Identity(info) == identity
     }
 
-    /// The validators at `now` (seconds since 1970). The tag is strong: it is the file's
-    /// identity. Seconds and nanoseconds stay separate: a date centuries away must not
-    /// overflow (it used to, and crashed the process). Last-Modified is weak for a file
-    /// modified within the last second, and absent before 1970 or past what HTTP dates show.
-    func validators(now: Int64) -> Validators {
-        let tag = [
-            identity.device, identity.inode, UInt64(identity.size), UInt64(bitPattern: identity.modifiedSeconds),
-            UInt64(truncatingIfNeeded: identity.modifiedNanoseconds),
-        ].map { String($0, radix: 16) }.joined(separator: "-")
+    /// The strong tag: the file's identity. Seconds and nanoseconds stay separate: a date
+    /// centuries away must not overflow (it used to, and crashed the process).
+    var entityTag: EntityTag {
+        EntityTag(
+            [
+                identity.device, identity.inode, UInt64(identity.size), UInt64(bitPattern: identity.modifiedSeconds),
+                UInt64(truncatingIfNeeded: identity.modifiedNanoseconds),
+            ].map { String($0, radix: 16) }.joined(separator: "-")
+        )
+    }
+
+    /// The validators at `now` (seconds since 1970), from the tag made once. Last-Modified is
+    /// weak for a file modified within the last second, and absent before 1970 or past
+    /// what HTTP dates show.
+    func validators(tag: EntityTag, now: Int64) -> Validators {
         let mtime = identity.modifiedSeconds
         let lastModified = (0...HTTPDate.latestFormattable).contains(mtime) ? mtime : nil
         let (age, overflow) = now.subtractingReportingOverflow(mtime)
-        return Validators(etag: EntityTag(tag), lastModified: lastModified, lastModifiedIsStrong: !overflow && age >= 1)
+        return Validators(etag: tag, lastModified: lastModified, lastModifiedIsStrong: !overflow && age >= 1)
     }
 }
 

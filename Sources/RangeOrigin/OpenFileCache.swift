@@ -1,19 +1,38 @@
+import HTTPTypes
 import SluiceCore
 import Synchronization
 
 /// Open files by request path, like nginx's `open_file_cache`: a hit costs one `stat` of
-/// the resolved path (checked by inode, size and modification time) instead of `realpath`
-/// (a `readlink` per path component), `open`, `fstat` and `close`. Bounded: past
-/// `capacity` files the least recently used is dropped; its descriptor closes when the
-/// last response still sending from it is done.
+/// the resolved path (checked by inode, size and modification time) instead of decoding
+/// the path, `realpath` (a `readlink` per path component), `open`, `fstat` and `close`,
+/// and the headers that depend only on the file are made once. Keyed by the path as the
+/// request spelled it. Bounded: past `capacity` paths the least recently used is dropped;
+/// its descriptor closes when the last response still sending from it is done.
 final class OpenFileCache: Sendable {
+    /// A file and what the origin says of it whatever the request.
+    struct CachedFile: Sendable {
+        let file: OpenFile
+        let tag: EntityTag
+        let contentType: String
+        /// Content-Type, Accept-Ranges, ETag, Last-Modified, Cache-Control and the file
+        /// safety headers: `RangeDecision.baseHeaders` of its representation, made once.
+        let headers: HTTPFields
+
+        func representation(now: Int64) -> Representation {
+            Representation(
+                length: file.size, validators: file.validators(tag: tag, now: now), contentType: contentType,
+                rangesEnabled: true, cacheControl: "no-cache"
+            )
+        }
+    }
+
     private struct Entry {
-        var file: OpenFile
+        var file: CachedFile
         var lastUse: UInt64
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
+        var entries: [Substring: Entry] = [:]
         var clock: UInt64 = 0
     }
 
@@ -24,30 +43,38 @@ final class OpenFileCache: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    /// The open file `path` names under `root`, or nil when it is unsafe, missing, not a
-    /// regular file, or resolves outside the root.
-    func file(_ path: SafeRelativePath, in root: FileRoot) -> OpenFile? {
-        let key = path.description
-        let cached = state.withLock { state -> OpenFile? in
+    /// The open file the percent-encoded `path` names under `root`, or nil when it is
+    /// unsafe, missing, not a regular file, or resolves outside the root.
+    func file(encoded path: Substring, in root: FileRoot, now: Int64) -> CachedFile? {
+        let cached = state.withLock { state -> CachedFile? in
             state.clock += 1
-            guard let entry = state.entries[key] else { return nil }
-            state.entries[key]!.lastUse = state.clock
+            guard let entry = state.entries[path] else { return nil }
+            state.entries[path]!.lastUse = state.clock
             return entry.file
         }
-        if let cached, cached.isCurrent { return cached }
-        guard let resolved = root.resolve(path), let file = OpenFile(resolvedPath: resolved) else {
-            state.withLock { _ = $0.entries.removeValue(forKey: key) }
+        if let cached, cached.file.isCurrent { return cached }
+        guard let relative = SafeRelativePath(encoded: path), let resolved = root.resolve(relative),
+            let file = OpenFile(resolvedPath: resolved)
+        else {
+            state.withLock { _ = $0.entries.removeValue(forKey: path) }
             return nil
         }
+        let tag = file.entityTag
+        let contentType = MediaType.forFileName(relative.segments.last!)
+        var made = CachedFile(file: file, tag: tag, contentType: contentType, headers: [:])
+        var headers = RangeDecision.baseHeaders(made.representation(now: now))
+        headers.append(contentsOf: RangeOrigin.fileSafetyHeaders)
+        made = CachedFile(file: file, tag: tag, contentType: contentType, headers: headers)
         state.withLock { state in
-            if state.entries[key] == nil, state.entries.count >= capacity,
+            if state.entries[path] == nil, state.entries.count >= capacity,
                 let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
             {
                 state.entries.removeValue(forKey: oldest)
             }
-            state.entries[key] = Entry(file: file, lastUse: state.clock)
+            // The key is copied out of the request's string, so the entry keeps no more of it.
+            state.entries[Substring(String(path))] = Entry(file: made, lastUse: state.clock)
         }
-        return file
+        return made
     }
 
     var count: Int { state.withLock { $0.entries.count } }

@@ -57,11 +57,12 @@ public struct RangeOrigin: Sendable {
     // MARK: Files
 
     func serveFile(_ request: Request) throws -> Response {
-        guard let (file, representation) = lookUpFile(encodedPath: request.uri.path.dropFirst("/files/".count)) else {
+        guard let cached = lookUpFile(encodedPath: request.uri.path.dropFirst("/files/".count)) else {
             throw SluiceError(.notFound, "no such file")
         }
         var response = RangeResponder.respond(
-            to: request, representation: representation, source: FileByteSource(file: file, bytesServed: bytesServed)
+            to: request, representation: cached.representation(now: Int64(time(nil))),
+            source: FileByteSource(file: cached.file, bytesServed: bytesServed)
         )
         response.headers.append(contentsOf: Self.fileSafetyHeaders)
         return response
@@ -73,15 +74,8 @@ public struct RangeOrigin: Sendable {
 
     /// The open file a `/files/` path names, and what the origin knows of it now; nil when
     /// there is no such file under the root.
-    func lookUpFile(encodedPath: Substring) -> (OpenFile, Representation)? {
-        guard let relative = SafeRelativePath(encoded: encodedPath), let file = openFiles.file(relative, in: root) else {
-            return nil
-        }
-        let representation = Representation(
-            length: file.size, validators: file.validators(now: Int64(time(nil))),
-            contentType: MediaType.forFileName(relative.segments.last!), rangesEnabled: true, cacheControl: "no-cache"
-        )
-        return (file, representation)
+    func lookUpFile(encodedPath: Substring) -> OpenFileCache.CachedFile? {
+        openFiles.file(encoded: encodedPath, in: root, now: Int64(time(nil)))
     }
 
     // MARK: Test data

@@ -57,7 +57,10 @@ struct HostName: Equatable {
 
     init?(authority: some StringProtocol) {
         var text = authority.lowercased()
-        guard !text.isEmpty, !text.contains("/"), !text.contains("@") else { return nil }
+        // Byte checks, not String.contains(String), which goes through Foundation per call.
+        guard !text.isEmpty, !text.utf8.contains(UInt8(ascii: "/")), !text.utf8.contains(UInt8(ascii: "@")) else {
+            return nil
+        }
         var port: Int?
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else { return nil }

@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import Prometheus
 import SluiceCore
+import Synchronization
 
 /// Request durations by method, route and status, into the service's own registry.
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -44,11 +45,22 @@ extension RequestMetricsMiddleware {
             .recordNanoseconds(duration.nanoseconds)
     }
 
-    /// Records answers given outside the router (the origin's fast path) the same way.
+    /// Records answers given outside the router (the origin's fast path) the same way,
+    /// with one timer per status made once rather than looked up per answer.
     static func recorder(
         factory: any MetricsFactory, method: HTTPRequest.Method, route: String
     ) -> @Sendable (HTTPResponse.Status, Duration) -> Void {
-        { status, duration in record(factory: factory, method: method, route: route, status: status.code, duration: duration) }
+        let timers = Mutex<[Int: CoreMetrics.Timer]>([:])
+        return { status, duration in
+            let timer = timers.withLock { timers in
+                if let timer = timers[status.code] { return timer }
+                let dimensions = [("method", method.rawValue), ("route", route), ("status", String(status.code))]
+                let timer = Timer(label: "sluice_http_request_duration_seconds", dimensions: dimensions, factory: factory)
+                timers[status.code] = timer
+                return timer
+            }
+            timer.recordNanoseconds(duration.nanoseconds)
+        }
     }
 }
 
