@@ -47,6 +47,9 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
     private var queued: [HTTPRequestPart] = []
     private var codec: ChannelHandlerContext?
     private var date = (second: Int64(-1), text: "")
+    /// The Host and Authorization of the last request admitted on this connection: a
+    /// keep-alive client sends the same ones each time, and they need checking once.
+    private var admitted: (host: String?, authorization: String?)?
 
     /// - Parameters:
     ///   - admits: whether the service would let this request reach the origin's route
@@ -66,6 +69,9 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
 
     public func handlerAdded(context: ChannelHandlerContext) {
         codec = try? context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
+        // NIO's default high-water mark is 64 KiB: every 64 KiB range would make the channel
+        // unwritable and writable again, waking Hummingbird's writer each time for nothing.
+        _ = context.channel.setOption(.writeBufferWaterMark, value: .init(low: 256 << 10, high: 1 << 20))
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -131,7 +137,7 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
     private func fastAnswer(_ request: HTTPRequest) -> Answer? {
         guard codec != nil, request.method == .get, let path = request.path, path.hasPrefix("/files/"),
             request.headerFields[.contentLength] == nil, request.headerFields[.transferEncoding] == nil,
-            request.headerFields[.expect] == nil, let closes = Self.closesConnection(request), admits(request)
+            request.headerFields[.expect] == nil, let closes = Self.closesConnection(request), isAdmitted(request)
         else { return nil }
         let encoded = path.dropFirst("/files/".count).prefix { $0 != "?" }
         guard let cached = origin.lookUpFile(encodedPath: encoded) else { return nil }
@@ -158,6 +164,14 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
         fields[.date] = currentDate()
         fields.append(contentsOf: extraHeaders)
         return Answer(head: HTTPResponse(status: status, headerFields: fields), file: file, range: range, closes: closes)
+    }
+
+    private func isAdmitted(_ request: HTTPRequest) -> Bool {
+        let key = (host: request.authority, authorization: request.headerFields[.authorization])
+        if let admitted, admitted.host == key.host, admitted.authorization == key.authorization { return true }
+        guard admits(request) else { return false }
+        admitted = key
+        return true
     }
 
     /// Whether the request asks to close the connection after its answer (`Connection:
