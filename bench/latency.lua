@@ -1,6 +1,11 @@
--- wrk script for bench/service.sh: plain GETs, counting answers that are not 200 and
--- printing one line for the caller to parse:
+-- wrk script for bench/api-latency.sh and bench/service.sh: plain GETs, counting answers that
+-- are not 200 and printing one line for the caller to parse:
 --   LAT_RESULT requests=N duration_us=N non200=N errors=N p50_us=N p90_us=N p99_us=N max_us=N bytes=N
+--
+-- With PACE_MS=N in the environment, each connection waits N ms after an answer before its
+-- next request (wrk's delay()): `PACE_MS=20 wrk -t1 -c1 -d8s -s bench/latency.lua URL` is one
+-- keep-alive client asking about every 20 ms. wrk measures latency from the request's write to
+-- the end of the answer, so the pause is not part of it.
 
 local threads = {}
 
@@ -10,6 +15,13 @@ end
 
 function init(args)
   non200 = 0
+end
+
+local pace = tonumber(os.getenv("PACE_MS") or "")
+if pace and pace > 0 then
+  function delay()
+    return pace
+  end
 end
 
 function response(status, headers, body)
