@@ -75,23 +75,40 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The HTTP API over any `JobService`: routes, middleware, the server's pipeline.
+        // It knows neither the engine nor the store.
         .target(
             name: "SluiceAPI",
+            dependencies: [
+                "SluiceCore",
+                "JobService",
+                "RangeOrigin",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The composition root: the engine, the SQLite store, the scheduler and the API
+        // put together into the service `sluice serve` runs.
+        .target(
+            name: "SluiceServer",
             dependencies: [
                 "SluiceCore",
                 "DownloadEngine",
                 "JobService",
                 "JobStore",
                 "RangeOrigin",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "SluiceAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -99,10 +116,9 @@ let package = Package(
             name: "sluice",
             dependencies: [
                 "SluiceCore",
-                "RangeOrigin",
                 "DownloadEngine",
-                "JobStore",
                 "SluiceAPI",
+                "SluiceServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -150,7 +166,10 @@ let package = Package(
         .testTarget(
             name: "SluiceAPITests",
             dependencies: [
-                "SluiceAPI", "JobStore", "JobService", "DownloadEngine", "SluiceTestSupport", "SluiceCore",
+                "SluiceAPI", "SluiceServer", "JobStore", "JobService", "DownloadEngine", "RangeOrigin", "SluiceTestSupport",
+                "SluiceCore",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),

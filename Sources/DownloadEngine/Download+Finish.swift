@@ -7,7 +7,7 @@ extension Download {
     func finish(file: PartialFile, streamedHash: String?, hasher: PrefixHasher) async throws -> DownloadResult {
         state.setPhase(.verifying)
         // Every byte is on disk: say so now, not after the hash of a large file.
-        onProgress(currentProgress())
+        reporter.yield(.progress(currentProgress()))
         let size = state.bytesDone
         try await Self.sync(file)
         await saveCheckpoint(file: file)
@@ -36,7 +36,7 @@ extension Download {
         // the owner records the result (the job store clears it in the same write that
         // saves `completed`; `sluice get` removes it), so a crash before then is reconciled.
         state.setPhase(.finished)
-        onProgress(currentProgress())
+        reporter.yield(.progress(currentProgress()))
         return DownloadResult(path: path, fileName: (path as NSString).lastPathComponent, sha256: digest, bytes: size)
     }
 

@@ -17,7 +17,11 @@ public final class Download: Sendable {
     let options: DownloadOptions
     let client: Fetcher
     let store: any CheckpointStore
-    let onProgress: @Sendable (DownloadProgress) -> Void
+    /// Progress and checkpoints, for the owner of the download (the job service, the
+    /// command line's progress bar): one stream, consumed by one reader, ended when `run()`
+    /// returns. Only the newest events are kept when the reader falls behind.
+    public let events: AsyncStream<DownloadEvent>
+    let reporter: AsyncStream<DownloadEvent>.Continuation
     let logger: Logger
     let state = DownloadState()
     /// The data-plane loop this download runs on (its first connection, the probe, the
@@ -26,8 +30,7 @@ public final class Download: Sendable {
 
     public init(
         url: String, target: DownloadTarget, options: DownloadOptions, client: Fetcher,
-        checkpoints: any CheckpointStore, logger: Logger = Logger(label: "sluice.download"),
-        onProgress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
+        checkpoints: any CheckpointStore, logger: Logger = Logger(label: "sluice.download")
     ) {
         self.url = url
         self.target = target
@@ -35,7 +38,7 @@ public final class Download: Sendable {
         self.client = client
         self.store = checkpoints
         self.logger = logger
-        self.onProgress = onProgress
+        (self.events, self.reporter) = AsyncStream.makeStream(of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(8))
     }
 
     /// The newest progress, computed now.
@@ -47,7 +50,8 @@ public final class Download: Sendable {
     /// Runs the download to the end. Throws `SluiceError` on failure and
     /// `CancellationError` when cancelled, having saved a checkpoint in both cases.
     public func run() async throws -> DownloadResult {
-        try await withTaskExecutorPreference(home) {
+        defer { reporter.finish() }
+        return try await withTaskExecutorPreference(home) {
             try await self.runOnDataPlane()
         }
     }
@@ -128,7 +132,7 @@ public final class Download: Sendable {
             try? await clock.sleep(for: .seconds(options.progressInterval))
             if Task.isCancelled { break }
             let now = clock.now
-            onProgress(state.progress(speed: &meter, now: (now - start) / .seconds(1)))
+            reporter.yield(.progress(state.progress(speed: &meter, now: (now - start) / .seconds(1))))
             if now - lastCheckpoint >= .seconds(options.checkpointInterval) {
                 lastCheckpoint = now
                 await saveCheckpoint(file: file)
@@ -142,6 +146,7 @@ public final class Download: Sendable {
         do {
             try await Self.sync(file)
             try await store.save(checkpoint)
+            reporter.yield(.checkpointed(bytes: checkpoint.writtenBytes))
         } catch {
             logger.warning("checkpoint failed: \(error)")
         }

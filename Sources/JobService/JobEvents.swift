@@ -15,15 +15,37 @@ public enum JobEvent: Sendable, Equatable {
     }
 }
 
+/// An event as every subscriber receives it: encoded once, when it is published, not once
+/// per open event stream.
+public struct JobEventMessage: Sendable {
+    public let event: JobEvent
+    /// `job` or `removed` (the SSE event name).
+    public let name: String
+    /// The job's JSON, or `{"id":…}` for a removal, on one line.
+    public let data: String
+
+    public init(_ event: JobEvent) {
+        self.event = event
+        switch event {
+        case .job(let job):
+            name = "job"
+            data = job.json.text
+        case .removed(let id):
+            name = "removed"
+            data = JSONValue.object([("id", .string(id))]).text
+        }
+    }
+}
+
 /// Fans job events out to every subscriber. A slow subscriber loses its oldest events
 /// rather than making the service buffer without bound.
 public final class JobEventBroadcaster: Sendable {
-    private let subscribers = Mutex<[UUID: AsyncStream<JobEvent>.Continuation]>([:])
+    private let subscribers = Mutex<[UUID: AsyncStream<JobEventMessage>.Continuation]>([:])
 
     public init() {}
 
-    func subscribe() -> AsyncStream<JobEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: JobEvent.self, bufferingPolicy: .bufferingNewest(4096))
+    func subscribe() -> AsyncStream<JobEventMessage> {
+        let (stream, continuation) = AsyncStream.makeStream(of: JobEventMessage.self, bufferingPolicy: .bufferingNewest(4096))
         let id = UUID()
         continuation.onTermination = { [weak self] _ in
             _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
@@ -33,8 +55,11 @@ public final class JobEventBroadcaster: Sendable {
     }
 
     func publish(_ event: JobEvent) {
-        for continuation in subscribers.withLock({ Array($0.values) }) {
-            continuation.yield(event)
+        let continuations = subscribers.withLock { Array($0.values) }
+        guard !continuations.isEmpty else { return }
+        let message = JobEventMessage(event)
+        for continuation in continuations {
+            continuation.yield(message)
         }
     }
 

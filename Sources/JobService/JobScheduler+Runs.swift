@@ -28,11 +28,7 @@ extension JobScheduler {
                 return options
             }(),
             client: client, checkpoints: JobCheckpointStore(repository: repository, id: id),
-            logger: logger,
-            onProgress: { [weak self] progress in
-                guard let self else { return }
-                Task { await self.progressed(id: id, generation: current, progress) }
-            }
+            logger: logger
         )
         let task = Task { () -> Outcome in
             // A paused run that placed its file before it saw the pause has done the work.
@@ -40,12 +36,19 @@ extension JobScheduler {
                 self.finished(id: id, generation: current, .success(result))
                 return .success(result)
             }
+            // One reader of the download's events for the whole run, not a task per tick.
+            async let reported: Void = {
+                for await case .progress(let progress) in download.events {
+                    await self.progressed(id: id, generation: current, progress)
+                }
+            }()
             let outcome: Outcome
             do {
                 outcome = .success(try await download.run())
             } catch {
                 outcome = .failure(error)
             }
+            await reported
             self.finished(id: id, generation: current, outcome)
             return outcome
         }

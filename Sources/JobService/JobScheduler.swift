@@ -130,7 +130,7 @@ public actor JobScheduler {
 
     /// The current jobs (or the one job) and a stream of what changes after them, with no
     /// gap between the two.
-    public func subscribe(jobID: String? = nil) throws -> (initial: [JobSnapshot], changes: AsyncStream<JobEvent>) {
+    public func subscribe(jobID: String? = nil) throws -> (initial: [JobSnapshot], changes: AsyncStream<JobEventMessage>) {
         if let jobID, jobs[jobID] == nil { throw SluiceError(.notFound, "no job \(jobID)") }
         let stream = events.subscribe()
         let initial = jobID.map { [jobs[$0]!] } ?? order.compactMap { jobs[$0] }

@@ -1,4 +1,3 @@
-import DownloadEngine
 import JobService
 import Foundation
 import HTTPTypes
@@ -9,11 +8,11 @@ import SluiceCore
 
 /// `GET /events` and `GET /jobs/ID/events`: Server-Sent Events (CONTRACT §3).
 struct EventsController {
-    let scheduler: JobScheduler
+    let jobs: any JobService
     var keepAlive: Duration = .seconds(15)
 
     private enum Item: Sendable {
-        case event(JobEvent)
+        case event(JobEventMessage)
         case keepAlive
     }
 
@@ -25,19 +24,19 @@ struct EventsController {
     }
 
     func stream(jobID: String?) async throws -> Response {
-        let (initial, changes) = try await scheduler.subscribe(jobID: jobID)
+        let (initial, changes) = try await jobs.subscribe(jobID: jobID)
         let keepAlive = self.keepAlive
         let body = ResponseBody { writer in
             try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
             for job in initial {
-                try await writer.write(Self.frame(.job(job)))
+                try await writer.write(Self.frame(JobEventMessage(.job(job))))
             }
             let (items, continuation) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .bufferingNewest(4096))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await event in changes where jobID == nil || event.jobID == jobID {
-                        continuation.yield(.event(event))
-                        if case .removed = event, jobID != nil { break }
+                    for await message in changes where jobID == nil || message.event.jobID == jobID {
+                        continuation.yield(.event(message))
+                        if case .removed = message.event, jobID != nil { break }
                     }
                     continuation.finish()
                 }
@@ -51,7 +50,7 @@ struct EventsController {
                 // Graceful shutdown ends the stream, so an open dashboard never delays a stop.
                 for await item in items.cancelOnGracefulShutdown() {
                     switch item {
-                    case .event(let event): try await writer.write(Self.frame(event))
+                    case .event(let message): try await writer.write(Self.frame(message))
                     case .keepAlive: try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                     }
                 }
@@ -65,14 +64,9 @@ struct EventsController {
         )
     }
 
-    /// `event: job` with the job JSON on one line, or `event: removed` with its id.
-    static func frame(_ event: JobEvent) -> ByteBuffer {
-        switch event {
-        case .job(let job):
-            return ByteBuffer(string: "event: job\ndata: \(job.json.text)\n\n")
-        case .removed(let id):
-            let json = JSONValue.object([("id", .string(id))]).text
-            return ByteBuffer(string: "event: removed\ndata: \(json)\n\n")
-        }
+    /// `event: job` with the job JSON on one line, or `event: removed` with its id: the
+    /// JSON was encoded once for every stream.
+    static func frame(_ message: JobEventMessage) -> ByteBuffer {
+        ByteBuffer(string: "event: \(message.name)\ndata: \(message.data)\n\n")
     }
 }

@@ -1,4 +1,3 @@
-import DownloadEngine
 import JobService
 import Foundation
 import HTTPTypes
@@ -7,7 +6,7 @@ import SluiceCore
 
 /// `/jobs`: create, list, read, pause, resume, delete (CONTRACT §2).
 struct JobsController {
-    let scheduler: JobScheduler
+    let jobs: any JobService
 
     func addRoutes(to router: Router<SluiceRequestContext>) {
         router.post("/jobs", use: create)
@@ -15,10 +14,10 @@ struct JobsController {
         router.get("/jobs/:id", use: get)
         router.delete("/jobs/:id", use: delete)
         router.post("/jobs/:id/pause") { _, context in
-            JSONCoding.response(try await scheduler.pause(id: try Self.id(context)))
+            JSONCoding.response(try await jobs.pause(id: try Self.id(context)))
         }
         router.post("/jobs/:id/resume") { _, context in
-            JSONCoding.response(try await scheduler.resume(id: try Self.id(context)))
+            JSONCoding.response(try await jobs.resume(id: try Self.id(context)))
         }
         router.allowOnly([.get, .post], at: "/jobs")
         router.allowOnly([.get, .delete], at: "/jobs/:id")
@@ -28,7 +27,7 @@ struct JobsController {
 
     @Sendable func create(_ request: Request, context: SluiceRequestContext) async throws -> Response {
         let body = try await JSONCoding.decode(CreateJobRequest.self, from: request)
-        let job = try await scheduler.create(body)
+        let job = try await jobs.create(body)
         return JSONCoding.response(job, status: .created, headers: [.location: "/jobs/\(job.id)"])
     }
 
@@ -52,13 +51,13 @@ struct JobsController {
             }
             limit = value
         }
-        let jobs = try await scheduler.list(states: states, limit: limit, after: query.get("after"))
+        let jobs = try await jobs.list(states: states, limit: limit, after: query.get("after"))
         return JSONCoding.response(.object([("jobs", .array(jobs.map(\.json)))]))
     }
 
     @Sendable func get(_ request: Request, context: SluiceRequestContext) async throws -> Response {
         let id = try Self.id(context)
-        guard let job = await scheduler.job(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
+        guard let job = await jobs.job(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
         return JSONCoding.response(job)
     }
 
@@ -67,7 +66,7 @@ struct JobsController {
         guard flag == nil || flag == "true" || flag == "false" || flag == "1" || flag == "0" else {
             throw SluiceError(.invalidField, "deleteFile must be true or false")
         }
-        try await scheduler.delete(id: try Self.id(context), deleteFile: flag == "true" || flag == "1")
+        try await jobs.delete(id: try Self.id(context), deleteFile: flag == "true" || flag == "1")
         return Response(status: .noContent)
     }
 

@@ -1,5 +1,4 @@
 import CoreMetrics
-import DownloadEngine
 import JobService
 import Foundation
 import HTTPTypes
@@ -67,11 +66,11 @@ extension RequestMetricsMiddleware {
 struct MetricsController {
     let registry: PrometheusCollectorRegistry
     let factory: any MetricsFactory
-    let scheduler: JobScheduler
+    let jobs: any JobService
 
     func addRoutes(to router: Router<SluiceRequestContext>) {
         router.get("/metrics") { _, _ in
-            for (state, count) in await scheduler.countsByState() {
+            for (state, count) in await jobs.countsByState() {
                 Gauge(label: "sluice_jobs", dimensions: [("state", state.rawValue)], factory: factory).record(count)
             }
             var bytes: [UInt8] = []

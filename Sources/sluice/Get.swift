@@ -81,12 +81,14 @@ struct Get: AsyncParsableCommand {
                 options.continuePartial = continueDownload
                 return options
             }(),
-            client: client, checkpoints: checkpoints, logger: logger,
-            onProgress: { bar.show($0) }
+            client: client, checkpoints: checkpoints, logger: logger
         )
         let started = ContinuousClock.now
         let task = Task { try await download.run() }
         let interrupt = InterruptHandler { task.cancel() }
+        for await case .progress(let progress) in download.events {
+            bar.show(progress)
+        }
         let outcome = await task.result
         interrupt.cancel()
         try await client.shutdown()

@@ -2,6 +2,7 @@ import ArgumentParser
 import Hummingbird
 import Logging
 import SluiceAPI
+import SluiceServer
 import SluiceCore
 
 struct Serve: AsyncParsableCommand {

@@ -35,12 +35,17 @@ struct EngineHarness: Sendable {
             // Time runs thousands of times faster: no connection could keep up with a floor.
             options.minimumRate = 0
         }
-        return Download(
+        let download = Download(
             url: url(path),
             target: DownloadTarget(partialPath: "\(cache)/\(name).part", destination: .directory(documents), fileName: fileName),
             options: options,
-            client: client, checkpoints: checkpoints(name), onProgress: progress
+            client: client, checkpoints: checkpoints(name)
         )
+        // The download's one event stream, read until the run ends.
+        Task {
+            for await case .progress(let update) in download.events { progress(update) }
+        }
+        return download
     }
 
     /// Runs `body` with an origin (recording into `recorder`) and fresh cache/documents dirs.

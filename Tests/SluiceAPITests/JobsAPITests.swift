@@ -301,8 +301,11 @@ import Testing
             try await service.waitFor(a) { $0["state"] as? String == "completed" }
             try await service.waitFor(b) { $0["state"] as? String == "completed" }
             // 4 MiB at 2 MiB/s with a 0.2 MiB burst: the last byte 1.9 s after the first.
+            // The clock shows the start of the last buffer's slot, which is earlier by that
+            // buffer's size over the rate (up to 0.15 s for the largest buffers seen, 1.846 s
+            // once in ten runs: the bound was 1.85 and failed then).
             let elapsed = clock.now.offset
-            #expect(elapsed >= .seconds(1.85) && elapsed <= .seconds(2.1), "\(elapsed)")
+            #expect(elapsed >= .seconds(1.75) && elapsed <= .seconds(2.1), "\(elapsed)")
         }
     }
 }

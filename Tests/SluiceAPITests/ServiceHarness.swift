@@ -7,6 +7,7 @@ import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
 import SluiceAPI
+import SluiceServer
 import SluiceCore
 import SluiceTestSupport
 

@@ -1,0 +1,20 @@
+import SluiceCore
+
+/// What the HTTP API asks of the job service (CONTRACT §2, §3). `JobScheduler` is the
+/// implementation; the API knows only this protocol, so its routes can be tested in-process
+/// against any service, and the service can change (a cluster of them, say) without the
+/// routes knowing.
+public protocol JobService: Sendable {
+    func create(_ request: CreateJobRequest) async throws -> JobSnapshot
+    func job(id: String) async -> JobSnapshot?
+    /// Newest first, optionally filtered by state, `limit` jobs after the job `after`.
+    func list(states: Set<JobState>?, limit: Int, after: String?) async throws -> [JobSnapshot]
+    func pause(id: String) async throws -> JobSnapshot
+    func resume(id: String) async throws -> JobSnapshot
+    func delete(id: String, deleteFile: Bool) async throws
+    /// The current jobs (or the one job) and the changes after them, with no gap between.
+    func subscribe(jobID: String?) async throws -> (initial: [JobSnapshot], changes: AsyncStream<JobEventMessage>)
+    func countsByState() async -> [JobState: Int]
+}
+
+extension JobScheduler: JobService {}

@@ -1,0 +1,108 @@
+import Foundation
+public import Hummingbird
+import HummingbirdCore
+public import JobService
+public import Logging
+public import Prometheus
+public import RangeOrigin
+public import ServiceLifecycle
+import SluiceCore
+
+/// What the service calls itself in `Server`.
+let serverName = "sluice"
+
+/// The request context of every Sluice route.
+public typealias SluiceRequestContext = BasicRequestContext
+
+/// The HTTP side of the service: the server with its connection limits, deadlines and the
+/// origin's event-loop fast path, and the router, over any job service. `onListening`
+/// receives the URL once the socket is bound.
+public func buildApplication(
+    configuration: ServiceConfiguration, jobs: any JobService, origin: RangeOrigin,
+    registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger,
+    onListening: @escaping @Sendable (String) async -> Void = { _ in }
+) throws -> some Service {
+    let router = try buildRouter(
+        configuration: configuration, jobs: jobs, origin: origin, registry: registry, metrics: metrics, logger: logger
+    )
+    let admission = OriginAdmission(allowedHosts: configuration.hostCheck, token: configuration.token.flatMap(TokenDigest.init))
+    let host = configuration.host
+    return Application(
+        router: router,
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [
+                    ConnectionDeadlineHandler(
+                        headTimeout: .init(configuration.requestHeadTimeout), idleTimeout: .init(configuration.idleTimeout)
+                    ),
+                    origin.fileFastPath(
+                        admits: admission.admits, extraHeaders: [.server: serverName],
+                        answered: RequestMetricsMiddleware<SluiceRequestContext>.recorder(
+                            factory: metrics, method: .get, route: "/files/**"
+                        )
+                    ),
+                ]
+            )
+        ),
+        configuration: .init(
+            address: .hostname(host, port: configuration.port), serverName: serverName,
+            availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)
+        ),
+        onServerRunning: { channel in
+            let port = channel.localAddress?.port ?? configuration.port
+            let shownHost = host.contains(":") ? "[\(host)]" : host
+            await onListening("http://\(shownHost):\(port)")
+        },
+        logger: logger
+    )
+}
+
+/// The routes of the service. Middleware order: metrics see every answer; errors become
+/// JSON bodies; security headers; the browser guard (Host, Origin) before the token check,
+/// which decides on the route the router chose.
+public func buildRouter(
+    configuration: ServiceConfiguration, jobs: any JobService, origin: RangeOrigin,
+    registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger
+) throws -> Router<SluiceRequestContext> {
+    let router = Router(context: SluiceRequestContext.self, options: .autoGenerateHeadEndpoints)
+    router.add(middleware: RequestMetricsMiddleware(factory: metrics))
+    router.add(middleware: ErrorBodyMiddleware(logger: logger))
+    router.add(middleware: SecurityHeadersMiddleware())
+    router.add(middleware: BrowserGuardMiddleware(allowedHosts: configuration.hostCheck))
+    if let token = configuration.token {
+        guard let digest = TokenDigest(token) else {
+            throw SluiceError(.invalidField, "the token is empty: give a real token or none")
+        }
+        router.add(middleware: BearerAuthMiddleware(token: digest))
+    }
+    router.get("/healthz") { _, _ in
+        Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#))
+        )
+    }
+    router.allowOnly([.get], at: "/healthz")
+    for path in ["/files/**", "/testdata/:size"] {
+        router.allowOnly([.get], at: RouterPath(stringLiteral: path))
+    }
+    JobsController(jobs: jobs).addRoutes(to: router)
+    EventsController(jobs: jobs).addRoutes(to: router)
+    MetricsController(registry: registry, factory: metrics, jobs: jobs).addRoutes(to: router)
+    origin.addRoutes(to: router)
+    if let publicDirectory = configuration.publicDirectory {
+        router.get("/openapi.yaml") { _, _ in
+            guard let data = FileManager.default.contents(atPath: publicDirectory + "/openapi.yaml") else {
+                throw SluiceError(.notFound, "this service has no openapi.yaml")
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+            )
+        }
+        router.allowOnly([.get], at: "/openapi.yaml")
+        // Last, so that they apply only to paths no route matched: the dashboard's files.
+        router.add(middleware: StaticFilesMethodMiddleware(directory: publicDirectory))
+        router.add(middleware: FileMiddleware(publicDirectory, searchForIndexHtml: true))
+    }
+    return router
+}

@@ -1,0 +1,95 @@
+import DownloadEngine
+import Foundation
+public import JobService
+import JobStore
+public import Logging
+import Prometheus
+import RangeOrigin
+public import ServiceLifecycle
+public import SluiceAPI
+import SluiceCore
+
+/// The whole service: the HTTP application and the job service beside it.
+public struct SluiceService: Sendable {
+    public let application: any Service
+    /// The job service the API talks to (the scheduler over the SQLite store).
+    public let jobs: any JobService
+    let downloads: DownloadService
+
+    /// The services in the order a `ServiceGroup` must run them: a graceful shutdown stops
+    /// them in reverse, so downloads are checkpointed before the server drains its connections.
+    public var services: [any Service] { [application, downloads] }
+
+    /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
+    public func run(logger: Logger) async throws {
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        )
+        try await group.run()
+    }
+}
+
+/// The composition root: data directories, job store, HTTP client, scheduler, origin and
+/// the HTTP application over them.
+/// `onListening` receives the URL once the socket is bound.
+public func buildService(
+    configuration: ServiceConfiguration, logger: Logger,
+    onListening: @escaping @Sendable (String) async -> Void = { _ in }
+) throws -> SluiceService {
+    if let token = configuration.token, token.isEmpty {
+        throw SluiceError(.invalidField, "the token is empty: give a real token or none")
+    }
+    for directory in [configuration.dataDirectory, configuration.cacheDirectory, configuration.documentsDirectory, configuration.originRoot] {
+        do {
+            // Only this user: the job store holds job headers, which may be credentials.
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+            )
+        } catch {
+            throw SluiceError(.io, "cannot create the directory \(directory): check that it is writable by this user")
+        }
+        guard FileManager.default.isWritableFile(atPath: directory) else {
+            throw SluiceError(.io, "the directory \(directory) is not writable by this user")
+        }
+    }
+    let registry = PrometheusCollectorRegistry()
+    let metrics = PrometheusMetricsFactory(registry: registry)
+    let client = Fetcher(policy: configuration.targetPolicy, stallTimeout: configuration.stallTimeout)
+    var schedulerConfiguration = JobScheduler.Configuration(
+        cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
+        maxActive: configuration.maxActive, retry: configuration.retry, stallTimeout: configuration.stallTimeout,
+        limitRate: configuration.limitRate, minFreeSpace: configuration.minFreeSpace
+    )
+    schedulerConfiguration.releaseSlotAfter = configuration.releaseSlotAfter
+    schedulerConfiguration.clock = configuration.clock
+    let scheduler = try JobScheduler(
+        configuration: schedulerConfiguration,
+        repository: try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite"),
+        client: client, metrics: metrics, logger: logger
+    )
+    let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
+    let application = try buildApplication(
+        configuration: configuration, jobs: scheduler, origin: origin, registry: registry, metrics: metrics,
+        logger: logger, onListening: onListening
+    )
+    return SluiceService(
+        application: application, jobs: scheduler,
+        downloads: DownloadService(scheduler: scheduler, client: client, logger: logger)
+    )
+}
+
+/// Starts the scheduler with the server and, on SIGTERM or SIGINT, stops every download
+/// after its checkpoint, then closes the HTTP client.
+struct DownloadService: Service {
+    let scheduler: JobScheduler
+    let client: Fetcher
+    let logger: Logger
+
+    func run() async throws {
+        await scheduler.start()
+        try? await gracefulShutdown()
+        await scheduler.shutdown()
+        try await client.shutdown()
+        logger.info("downloads checkpointed")
+    }
+}
