@@ -27,10 +27,20 @@ let package = Package(
     targets: [
         // Pure domain logic: no I/O, no server, no client.
         .target(name: "SluiceCore", swiftSettings: swiftSettings),
+        // What every module that answers HTTP shares: errors as JSON bodies with a status.
+        .target(
+            name: "SluiceHTTP",
+            dependencies: [
+                "SluiceCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "RangeOrigin",
             dependencies: [
                 "SluiceCore",
+                "SluiceHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -81,6 +91,7 @@ let package = Package(
             name: "SluiceAPI",
             dependencies: [
                 "SluiceCore",
+                "SluiceHTTP",
                 "JobService",
                 "RangeOrigin",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -11,6 +11,7 @@ public import CoreMetrics
 import Metrics
 import NIOCore
 import SluiceCore
+import SluiceHTTP
 
 /// The built-in HTTP origin: `/files/PATH` from a directory and `/testdata/SIZE` generated,
 /// both with RFC 9110 range and conditional semantics, the latter with fault injection.

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import SluiceCore
+import SluiceHTTP
 
 /// Deny by default: with a token set, a request reaches a route's handler only with
 /// `Authorization: Bearer TOKEN`, unless the route it was routed to is on the short list of

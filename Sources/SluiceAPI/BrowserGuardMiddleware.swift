@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import SluiceCore
+import SluiceHTTP
 
 /// What a browser on the same machine could be tricked into (CONTRACT §6):
 /// - DNS rebinding: a page on `attacker.example` whose name now resolves to 127.0.0.1 sends

@@ -2,6 +2,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import SluiceCore
+import SluiceHTTP
 
 /// Every error leaves as the API's JSON error body:
 /// - the router's bare 404, and the static-file server's 400 for a path it will not

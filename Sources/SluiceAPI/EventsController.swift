@@ -5,6 +5,7 @@ import Hummingbird
 import NIOCore
 import ServiceLifecycle
 import SluiceCore
+import SluiceHTTP
 
 /// `GET /events` and `GET /jobs/ID/events`: Server-Sent Events (CONTRACT §3).
 struct EventsController {

@@ -7,6 +7,7 @@ public import Prometheus
 public import RangeOrigin
 public import ServiceLifecycle
 import SluiceCore
+import SluiceHTTP
 
 /// What the service calls itself in `Server`.
 let serverName = "sluice"

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import SluiceCore
+import SluiceHTTP
 
 /// JSON in and out of the API, with the contract's limits and error codes.
 enum JSONCoding {

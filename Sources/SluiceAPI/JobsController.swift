@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import SluiceCore
+import SluiceHTTP
 
 /// `/jobs`: create, list, read, pause, resume, delete (CONTRACT §2).
 struct JobsController {

@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Prometheus
 import SluiceCore
+import SluiceHTTP
 import Synchronization
 
 /// Request durations by method, route and status, into the service's own registry.

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import SluiceCore
+import SluiceHTTP
 
 /// The dashboard's files answer `GET` and `HEAD`; any other method on one of them is 405
 /// with `Allow`, like every other known path, not the 404 of a path that does not exist.
