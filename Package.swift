@@ -117,6 +117,7 @@ let package = Package(
                 "JobStore",
                 "RangeOrigin",
                 "SluiceAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -15,21 +15,17 @@ let serverName = "sluice"
 /// The request context of every Sluice route.
 public typealias SluiceRequestContext = BasicRequestContext
 
-/// The HTTP side of the service: the server with its connection limits, deadlines and the
-/// origin's event-loop fast path, and the router, over any job service. `onListening`
-/// receives the URL once the socket is bound.
+/// The HTTP server of the service: its connection limits and deadlines and the origin's
+/// event-loop fast path ahead of `routes`. `onListening` receives the URL once the socket
+/// is bound.
 public func buildApplication(
-    configuration: ServiceConfiguration, jobs: any JobService, origin: RangeOrigin,
-    registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger,
-    onListening: @escaping @Sendable (String) async -> Void = { _ in }
+    configuration: ServiceConfiguration, routes: RouterResponder<SluiceRequestContext>, origin: RangeOrigin,
+    metrics: PrometheusMetricsFactory, logger: Logger, onListening: @escaping @Sendable (String) async -> Void = { _ in }
 ) throws -> some Service {
-    let router = try buildRouter(
-        configuration: configuration, jobs: jobs, origin: origin, registry: registry, metrics: metrics, logger: logger
-    )
     let admission = OriginAdmission(allowedHosts: configuration.hostCheck, token: configuration.token.flatMap(TokenDigest.init))
     let host = configuration.host
     return Application(
-        router: router,
+        responder: routes,
         server: .http1(
             configuration: .init(
                 additionalChannelHandlers: [

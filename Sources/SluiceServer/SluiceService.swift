@@ -1,5 +1,6 @@
 import DownloadEngine
 import Foundation
+public import Hummingbird
 public import JobService
 import JobStore
 public import Logging
@@ -12,6 +13,8 @@ import SluiceCore
 /// The whole service: the HTTP application and the job service beside it.
 public struct SluiceService: Sendable {
     public let application: any Service
+    /// The routes alone, to drive in-process (Hummingbird's `app.test(.router)`).
+    public let routes: RouterResponder<SluiceRequestContext>
     /// The job service the API talks to (the scheduler over the SQLite store).
     public let jobs: any JobService
     let downloads: DownloadService
@@ -19,6 +22,12 @@ public struct SluiceService: Sendable {
     /// The services in the order a `ServiceGroup` must run them: a graceful shutdown stops
     /// them in reverse, so downloads are checkpointed before the server drains its connections.
     public var services: [any Service] { [application, downloads] }
+
+    /// Stops every download after its checkpoint and closes the HTTP client, for a service
+    /// whose `services` never ran (routes driven in-process).
+    public func stopJobs() async throws {
+        try await downloads.stop()
+    }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
     public func run(logger: Logger) async throws {
@@ -68,12 +77,15 @@ public func buildService(
         client: client, metrics: metrics, logger: logger
     )
     let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
+    let routes = try buildRouter(
+        configuration: configuration, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger
+    ).buildResponder()
     let application = try buildApplication(
-        configuration: configuration, jobs: scheduler, origin: origin, registry: registry, metrics: metrics,
-        logger: logger, onListening: onListening
+        configuration: configuration, routes: routes, origin: origin, metrics: metrics, logger: logger,
+        onListening: onListening
     )
     return SluiceService(
-        application: application, jobs: scheduler,
+        application: application, routes: routes, jobs: scheduler,
         downloads: DownloadService(scheduler: scheduler, client: client, logger: logger)
     )
 }
@@ -88,8 +100,12 @@ struct DownloadService: Service {
     func run() async throws {
         await scheduler.start()
         try? await gracefulShutdown()
+        try await stop()
+        logger.info("downloads checkpointed")
+    }
+
+    func stop() async throws {
         await scheduler.shutdown()
         try await client.shutdown()
-        logger.info("downloads checkpointed")
     }
 }

@@ -1,0 +1,92 @@
+import Foundation
+import HTTPTypes
+import SluiceCore
+import Testing
+
+/// The API's answers to bad input, unknown jobs and routes, and wrong methods, on the
+/// routes driven in-process: no socket, the real job service and store.
+@Suite struct RouterInputTests {
+    @Test(arguments: [
+        (#"{"url": "ftp://example.com/x"}"#, 400, "unsupported_scheme"),
+        (#"{"url": "file:///etc/passwd"}"#, 400, "unsupported_scheme"),
+        (#"{"url": "/relative/path"}"#, 400, "invalid_url"),
+        (#"{"url": "http://"}"#, 400, "invalid_url"),
+        (#"{"url": "http://exa mple.com/"}"#, 400, "invalid_url"),
+        (#"{}"#, 400, "invalid_url"),
+        (#"{"url": 5}"#, 400, "invalid_url"),
+        (#"{"url": "http://x/a", "filename": "../etc/passwd"}"#, 400, "invalid_filename"),
+        (#"{"url": "http://x/a", "filename": "a/b"}"#, 400, "invalid_filename"),
+        (#"{"url": "http://x/a", "filename": ".."}"#, 400, "invalid_filename"),
+        (#"{"url": "http://x/a", "filename": "a\u0000b"}"#, 400, "invalid_filename"),
+        (#"{"url": "http://x/a", "connections": 0}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "connections": 17}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "connections": "4"}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "sha256": "abc"}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "priority": 1.5}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "paused": "yes"}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "headers": {"Range": "bytes=0-1"}}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "headers": {"X-A": "line\nbreak"}}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "headers": ["a"]}"#, 400, "invalid_field"),
+        (#"{"url": "#, 400, "invalid_json"),
+        (#"[1, 2]"#, 400, "invalid_json"),
+        (#""just a string""#, 400, "invalid_json"),
+        ("", 400, "invalid_json"),
+    ])
+    func badInputIsRefusedAndChangesNothing(body: String, status: Int, code: String) async throws {
+        try await RouterHarness.with { service in
+            let reply = try await service.request(.post, "/jobs", json: body)
+            #expect(reply.status == status)
+            #expect(reply.errorCode == code)
+            let message = ((try reply.json())["error"] as? [String: Any])?["message"] as? String
+            #expect(message?.isEmpty == false)
+            let jobs = try await service.request(.get, "/jobs").json()["jobs"] as? [Any]
+            #expect(jobs?.isEmpty == true)
+        }
+    }
+
+    @Test func oversizedAndNonJSONBodies() async throws {
+        try await RouterHarness.with { service in
+            let big = #"{"url": "http://x/a", "filename": ""# + String(repeating: "a", count: 70_000) + #""}"#
+            let tooLarge = try await service.request(.post, "/jobs", json: big)
+            #expect(tooLarge.status == 413)
+            #expect(tooLarge.errorCode == "payload_too_large")
+            let text = try await service.request(.post, "/jobs", json: #"{"url":"http://x/a"}"#, contentType: "text/plain")
+            #expect(text.status == 415)
+            let none = try await service.request(.post, "/jobs", json: #"{"url":"http://x/a"}"#, contentType: nil)
+            #expect(none.status == 415)
+            let charset = try await service.request(
+                .post, "/jobs", json: #"{"url":"http://x/a","paused":true}"#, contentType: "application/json; charset=utf-8"
+            )
+            #expect(charset.status == 201)
+        }
+    }
+
+    @Test func unknownJobsAndRoutes() async throws {
+        try await RouterHarness.with { service in
+            for (method, path) in [(HTTPRequest.Method.get, "/jobs/nope"), (.post, "/jobs/nope/pause"), (.post, "/jobs/nope/resume"), (.delete, "/jobs/nope"), (.get, "/jobs/nope/events"), (.get, "/nothing/here")] {
+                let reply = try await service.request(method, path)
+                #expect(reply.status == 404, "\(method) \(path)")
+                #expect(reply.errorCode == "not_found")
+            }
+        }
+    }
+
+    @Test func wrongMethodsGet405WithAllow() async throws {
+        try await RouterHarness.with { service in
+            let cases: [(HTTPRequest.Method, String, String)] = [
+                (.put, "/jobs", "GET, POST, HEAD"), (.delete, "/jobs", "GET, POST, HEAD"), (.post, "/jobs/x", "GET, DELETE, HEAD"),
+                (.get, "/jobs/x/pause", "POST"), (.delete, "/jobs/x/resume", "POST"), (.post, "/events", "GET, HEAD"),
+            ]
+            let more: [(HTTPRequest.Method, String, String)] = [
+                (.post, "/healthz", "GET, HEAD"), (.delete, "/files/a.iso", "GET, HEAD"), (.put, "/testdata/1K", "GET, HEAD"),
+                (.post, "/metrics", "GET, HEAD"),
+            ]
+            for (method, path, allow) in cases + more {
+                let reply = try await service.request(method, path)
+                #expect(reply.status == 405, "\(method) \(path)")
+                #expect(reply.headers[.allow] == allow)
+                #expect(reply.errorCode == "method_not_allowed")
+            }
+        }
+    }
+}
