@@ -1,8 +1,16 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-let swiftSettings: [SwiftSetting] = [
+let testSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+]
+
+let swiftSettings: [SwiftSetting] = testSettings + [
+    // Each file imports what it uses, and a module re-exports only what it means to. (Not for
+    // the tests: there a C struct's initializer can be attributed to a system module that
+    // nothing names, such as `timespec` to Dispatch's C module.)
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
@@ -16,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -32,6 +41,7 @@ let package = Package(
             name: "SluiceHTTP",
             dependencies: [
                 "SluiceCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -41,12 +51,13 @@ let package = Package(
             dependencies: [
                 "SluiceCore",
                 "SluiceHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -59,7 +70,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
@@ -72,6 +84,7 @@ let package = Package(
                 "SluiceCore",
                 "DownloadEngine",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
@@ -94,6 +107,7 @@ let package = Package(
                 "SluiceHTTP",
                 "JobService",
                 "RangeOrigin",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -102,7 +116,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -121,6 +135,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -132,10 +147,11 @@ let package = Package(
                 "SluiceAPI",
                 "SluiceServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -144,17 +160,18 @@ let package = Package(
             dependencies: [
                 "SluiceCore",
                 "RangeOrigin",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "SluiceCoreTests", dependencies: ["SluiceCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "SluiceCoreTests", dependencies: ["SluiceCore"], swiftSettings: testSettings),
         .testTarget(
             name: "RangeOriginTests",
             dependencies: ["RangeOrigin", "SluiceTestSupport", "SluiceCore"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "DownloadEngineTests",
@@ -163,17 +180,17 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "JobStoreTests",
             dependencies: ["JobStore", "JobService", "SluiceCore", "SluiceTestSupport"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "SluiceCLITests",
             dependencies: ["SluiceTestSupport", "SluiceCore", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "SluiceAPITests",
@@ -186,7 +203,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
     ]
 )

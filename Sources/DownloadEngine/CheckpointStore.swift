@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
-import SluiceCore
+public import SluiceCore
 
 /// Where a download's checkpoint lives between runs. The engine saves one at least every
 /// few seconds and at every stop, always after an `fsync` of the partial file.

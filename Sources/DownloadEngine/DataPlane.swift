@@ -1,5 +1,5 @@
 import NIOCore
-import NIOPosix
+public import NIOPosix
 import Synchronization
 
 /// The threads that move download bytes, apart from the Swift cooperative pool that

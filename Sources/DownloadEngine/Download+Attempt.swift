@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import SluiceCore
+import NIOHTTP1
+import Logging
 
 extension Download {
     /// One pass from what is on disk to a complete partial file. Returns the SHA-256 when

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 import SluiceCore
+import NIOHTTP1
 
 extension Download {
     /// Runs one worker per connection until the segment map is complete.

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import NIOCore
 import SluiceCore
+import NIOHTTP1
 
 extension Download {
     /// One connection for a server without ranges (or without a length): the body is

@@ -1,9 +1,10 @@
 import AsyncHTTPClient
 import Foundation
-import Logging
+public import Logging
 import NIOCore
 import NIOPosix
-import SluiceCore
+public import SluiceCore
+import NIOHTTP1
 
 /// One download, from the first request to the verified file in its place.
 ///

@@ -1,4 +1,4 @@
-import SluiceCore
+public import SluiceCore
 
 /// What a running download reports, in order, on its one stream (`Download.events`).
 public enum DownloadEvent: Sendable {

@@ -1,4 +1,4 @@
-import SluiceCore
+public import SluiceCore
 
 /// How one download is fetched.
 public struct DownloadOptions: Sendable {

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import SluiceCore
+public import SluiceCore
 
 /// A failure worth retrying, with what to report if retries run out.
 struct TransientFailure: Error {

@@ -1,10 +1,11 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import Foundation
-import Logging
-import NIOCore
+public import Logging
+public import NIOCore
 import NIOPosix
-import SluiceCore
+public import SluiceCore
 import Synchronization
+import NIOHTTP1
 
 /// Every request a download makes goes through here, so that two rules hold for each of
 /// them — the probe, every segment, every redirect hop (CONTRACT §6):

@@ -1,4 +1,4 @@
-import SluiceCore
+public import SluiceCore
 import Synchronization
 
 /// One byte rate shared by every download of the service (`--limit-rate`): each write

@@ -1,5 +1,5 @@
 import Foundation
-import SluiceCore
+public import SluiceCore
 import Synchronization
 
 /// A change the live event streams carry (CONTRACT §3).

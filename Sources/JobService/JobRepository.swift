@@ -1,5 +1,5 @@
-import DownloadEngine
-import SluiceCore
+public import DownloadEngine
+public import SluiceCore
 
 /// Durable jobs and their download checkpoints. The scheduler talks to this protocol; the
 /// SQLite implementation is `SQLiteJobRepository`.

@@ -1,6 +1,8 @@
 import DownloadEngine
 import Foundation
 import SluiceCore
+import Logging
+import CoreMetrics
 
 extension JobScheduler {
     /// Starts the download of a job that just became `running`, after any previous run of

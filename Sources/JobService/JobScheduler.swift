@@ -1,8 +1,8 @@
-import DownloadEngine
+public import DownloadEngine
 import Foundation
-import Logging
-import Metrics
-import SluiceCore
+public import Logging
+public import Metrics
+public import SluiceCore
 
 /// Owns every job: creates, lists, pauses, resumes and deletes them, starts up to
 /// `maxActive` downloads by priority then age, and publishes every change.

@@ -1,4 +1,4 @@
-import SluiceCore
+public import SluiceCore
 
 /// What the HTTP API asks of the job service (CONTRACT §2, §3). `JobScheduler` is the
 /// implementation; the API knows only this protocol, so its routes can be tested in-process

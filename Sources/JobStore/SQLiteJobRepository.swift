@@ -5,10 +5,10 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import JobService
+public import JobService
 import Foundation
 import GRDB
-import SluiceCore
+public import SluiceCore
 
 /// Jobs in SQLite through GRDB: a `DatabasePool` in WAL mode (readers never wait for the
 /// writer), `synchronous = NORMAL` (a crash of the process loses nothing committed; a power

@@ -6,11 +6,13 @@ import Musl
 import Darwin
 #endif
 import HTTPTypes
-import NIOCore
+public import NIOCore
 import NIOHTTP1
-import NIOHTTPTypes
+public import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import SluiceCore
+import CoreMetrics
+import Foundation
 
 /// Answers the origin's hot path on the event loop, ahead of Hummingbird: a `GET` of a
 /// file under `/files/` for the whole file or one range, sent with `sendfile` (a NIO

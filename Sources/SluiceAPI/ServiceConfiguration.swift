@@ -1,4 +1,4 @@
-import SluiceCore
+public import SluiceCore
 
 /// Everything `sluice serve` is configured with, already resolved from flags, the
 /// environment and defaults.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import HTTPTypes
 public import Hummingbird
 public import SluiceCore

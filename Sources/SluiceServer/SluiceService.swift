@@ -9,6 +9,7 @@ import RangeOrigin
 public import ServiceLifecycle
 public import SluiceAPI
 import SluiceCore
+import UnixSignals
 
 /// The whole service: the HTTP application and the job service beside it.
 public struct SluiceService: Sendable {

@@ -1,6 +1,6 @@
-import Hummingbird
+public import Hummingbird
 import Logging
-import NIOCore
+public import NIOCore
 import RangeOrigin
 
 /// Runs a Hummingbird application on 127.0.0.1 with a free port for the duration of `body`.

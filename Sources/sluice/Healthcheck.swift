@@ -1,6 +1,8 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
+import NIOHTTP1
+import NIOCore
 
 /// `sluice healthcheck`: exit 0 when the service answers `/healthz` (for container checks).
 struct Healthcheck: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import Logging
 import SluiceAPI
 import SluiceServer
 import SluiceCore
+import Foundation
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

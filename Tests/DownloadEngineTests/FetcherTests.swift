@@ -9,6 +9,7 @@ import SluiceCore
 import SluiceTestSupport
 import Synchronization
 import Testing
+import NIOHTTP1
 
 /// CONTRACT §6 on every request a download makes: the address connected to (each redirect
 /// hop included) is checked, and credentials stay with the job URL's origin.

@@ -3,6 +3,7 @@ import SluiceAPI
 import SluiceCore
 import SluiceTestSupport
 import Testing
+import NIOHTTP1
 
 /// CONTRACT §2's token rule: deny by default, decided on the route a request is routed
 /// to, whatever the spelling of its path.

@@ -3,6 +3,7 @@ import SluiceAPI
 import SluiceCore
 import SluiceTestSupport
 import Testing
+import NIOHTTP1
 
 /// CONTRACT §6, browsers: DNS rebinding (421), CSRF (403), and what a downloaded page may do.
 @Suite struct BrowserGuardTests {

@@ -1,6 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
+import NIOHTTP1
 
 /// Issue 10: a pause or a delete that arrives while the file is synced, hashed and placed
 /// has one consistent outcome, whoever wins.

@@ -5,6 +5,7 @@ import SluiceAPI
 import SluiceCore
 import SluiceTestSupport
 import Testing
+import NIOHTTP1
 
 /// CONTRACT §6, connections: idle and half-sent connections cannot starve the API.
 @Suite(.serialized) struct ConnectionLimitTests {

@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import SluiceTestSupport
 import Testing
+import NIOHTTP1
 
 @Suite struct DiskFullTests {
     /// Fills the file system holding `directory` until it refuses another byte.

@@ -3,6 +3,8 @@ import Foundation
 import SluiceCore
 import SluiceTestSupport
 import Testing
+import NIOHTTP1
+import SluiceAPI
 
 /// `/files/` answered on the event loop with sendfile (`FileFastPathHandler`), ahead of the
 /// router: the same answers, in order, under the same checks, and never a stale or escaped

@@ -3,6 +3,7 @@ import SluiceAPI
 import SluiceCore
 import SluiceTestSupport
 import Testing
+import NIOHTTP1
 
 /// CONTRACT §6's input limits and file modes, and the shape of what every answer looks like.
 @Suite struct InputLimitTests {

@@ -4,6 +4,7 @@ import NIOHTTP1
 import SluiceCore
 import SluiceTestSupport
 import Testing
+import SluiceAPI
 
 @Suite struct JobsAPITests {
     static let jobKeys: Set<String> = [

@@ -2,6 +2,7 @@ import Foundation
 import SluiceCore
 import SluiceTestSupport
 import Testing
+import NIOHTTP1
 
 /// Issue 10, names: a long name that is taken, invisible characters, and deleting files
 /// whose names hold `%`.

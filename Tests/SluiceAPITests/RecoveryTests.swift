@@ -6,6 +6,7 @@ import Foundation
 import NIOCore
 import SluiceTestSupport
 import Testing
+import NIOHTTP1
 
 @Suite struct RecoveryTests {
     /// A restart after a graceful stop resumes running jobs from their checkpoints and

@@ -3,6 +3,7 @@ import SluiceAPI
 import SluiceCore
 import SluiceTestSupport
 import Testing
+import NIOHTTP1
 
 /// CONTRACT §6, targets: a service bound beyond loopback refuses jobs that would reach
 /// loopback, private or link-local addresses, and sends them no request at all.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A JSON document whose objects keep their keys in the order they were built, so the
 /// API's answers read the same every time (Foundation's encoder orders keys by hash).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A job as the API returns it, the store persists it and the dashboard renders it.
 /// Runtime handles (tasks, clients, files) never live here.
