@@ -84,6 +84,7 @@ let package = Package(
                 "SluiceCore",
                 "DownloadEngine",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
