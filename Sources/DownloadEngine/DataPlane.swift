@@ -18,6 +18,40 @@ public enum DataPlane {
     private static let executors: [EventLoopExecutor] = eventLoopGroup.makeIterator().map(EventLoopExecutor.init)
     private static let turn = Atomic<UInt>(0)
 
+    /// Where downloads hash what they wrote: threads of their own, so the shared pool stays
+    /// free for `fsync`s and store writes, and so they can yield like the loops.
+    static let hashingPool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: System.coreCount)
+        pool.start()
+        return pool
+    }()
+
+    /// The nice value the data plane's threads take (0: as the process).
+    private static let niceness = Atomic<Int32>(0)
+
+    /// Gives the data plane a lower scheduling priority than the rest of the process (the
+    /// API's event loops and the cooperative pool), `nice` +`niceness` on Linux: downloads
+    /// still take every cycle nobody else wants, but an API request no longer waits for a
+    /// time slice behind them. `sluice serve` does this; `sluice get`, with no API to keep
+    /// responsive, does not.
+    public static func yieldToControlPlane(niceness value: Int32 = 10) {
+        niceness.store(value, ordering: .relaxed)
+        for loop in eventLoopGroup.makeIterator() {
+            loop.execute { adoptPriority() }
+        }
+    }
+
+    /// Applies the data plane's nice value to the calling thread (on Linux, `setpriority`
+    /// with `PRIO_PROCESS` and 0 sets the calling thread's only). Cheap and idempotent: the
+    /// hashing pool calls it before each piece of work.
+    static func adoptPriority() {
+        let value = niceness.load(ordering: .relaxed)
+        guard value != 0 else { return }
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, value)
+        #endif
+    }
+
     /// The next loop's executor, round robin: a download's connections spread over the cores.
     public static func nextExecutor() -> any TaskExecutor {
         let index = turn.add(1, ordering: .relaxed).oldValue

@@ -33,7 +33,7 @@ final class PrefixHasher: Sendable {
         }
     }
 
-    /// Follows the written prefix until cancelled, on the thread pool: it sleeps until the
+    /// Follows the written prefix until cancelled, on the data plane's hashing pool: it sleeps until the
     /// writers have put `step` more bytes (or the rest of the file) on disk past what it
     /// hashed, hashes what is there at most 64 MiB at a time (so that a pause never waits
     /// long for it), and waits again.
@@ -43,7 +43,10 @@ final class PrefixHasher: Sendable {
             let target = hashed + min(state.contiguousPrefix - hashed, 64 << 20)
             if target > hashed {
                 do {
-                    try await NIOThreadPool.singleton.runIfActive { try self.advance(file: file, to: target) }
+                    try await DataPlane.hashingPool.runIfActive {
+                        DataPlane.adoptPriority()
+                        try self.advance(file: file, to: target)
+                    }
                 } catch {
                     return  // finish() hashes whatever is left, and reports errors then.
                 }
@@ -57,7 +60,10 @@ final class PrefixHasher: Sendable {
 
     /// Hashes the rest up to `length` and returns the hex digest.
     func finish(file: PartialFile, length: Int64) async throws -> String {
-        try await NIOThreadPool.singleton.runIfActive { try self.advance(file: file, to: length) }
+        try await DataPlane.hashingPool.runIfActive {
+            DataPlane.adoptPriority()
+            try self.advance(file: file, to: length)
+        }
         return state.withLock { FileDigest.hex($0.hasher.finalize()) }
     }
 }

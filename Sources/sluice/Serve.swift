@@ -4,6 +4,7 @@ import Logging
 import SluiceAPI
 import SluiceServer
 import SluiceCore
+import DownloadEngine
 import Foundation
 
 struct Serve: AsyncParsableCommand {
@@ -110,6 +111,8 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let configuration = try resolvedConfiguration()
         OpenFileLimit.raiseToHardLimit()
+        // The API answers first: downloads take the cycles it leaves.
+        DataPlane.yieldToControlPlane()
         var logger = Logger(label: "sluice")
         logger.logLevel = Environment.string("SLUICE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
         let service: SluiceService
