@@ -111,7 +111,10 @@ public final class Download: Sendable {
         file: PartialFile, hasher: PrefixHasher, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
+            // Progress and checkpoints are control work: on the shared pool at the process's
+            // own priority, so a busy (or deprioritised) data plane never delays a checkpoint
+            // and makes a crash cost more.
+            group.addTask(executorPreference: globalConcurrentExecutor) {
                 await self.monitor(file: file)
                 return nil
             }

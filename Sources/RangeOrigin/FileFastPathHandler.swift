@@ -47,6 +47,7 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
     private var sending = false
     private var readPending = false
     private var queued: [HTTPRequestPart] = []
+    private var heldEvents: [Any] = []
     private var codec: ChannelHandlerContext?
     private var date = (second: Int64(-1), text: "")
     /// The Host and Authorization of the last request admitted on this connection: a
@@ -124,7 +125,20 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
 
     public func channelInactive(context: ChannelHandlerContext) {
         queued.removeAll()
+        heldEvents.removeAll()
         context.fireChannelInactive()
+    }
+
+    /// The end of the client's input (a half-close after its request) and a graceful
+    /// shutdown's quiesce wait while a file is being sent: Hummingbird, which never saw this
+    /// request, would close the connection at once and cut the body short.
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        let held = event is ChannelShouldQuiesceEvent || (event as? ChannelEvent) == .inputClosed
+        if held, sending || !queued.isEmpty {
+            heldEvents.append(event)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 
     // MARK: The answer
@@ -244,8 +258,17 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
 
     private func finishSending(context: ChannelHandlerContext) {
         sending = false
+        // A connection that closed under the send answers nothing more.
+        guard context.channel.isActive else {
+            queued.removeAll()
+            return
+        }
         while !sending, !queued.isEmpty {
             handle(queued.removeFirst(), context: context)
+        }
+        if !sending, queued.isEmpty {
+            for event in heldEvents { context.fireUserInboundEventTriggered(event) }
+            heldEvents.removeAll()
         }
         if !sending, readPending {
             readPending = false

@@ -53,12 +53,14 @@ final class OpenFile: Sendable {
         close(descriptor)
     }
 
-    /// True while `resolvedPath` still names this very file, unchanged: one `stat`
-    /// instead of resolving and opening again. A path that now leads elsewhere (through a
-    /// new symlink, say) names another inode and is resolved again from the root.
-    var isCurrent: Bool {
+    /// True while `path` (as the request names it under the root, symlinks and all) still
+    /// leads to this very file, unchanged: one `stat` instead of resolving and opening again.
+    /// A path that now leads elsewhere (a symlinked directory pointed at a new release, a
+    /// link out of the root, a deleted link) names another inode or none, and is resolved
+    /// again from the root.
+    func isCurrent(at path: String) -> Bool {
         var info = stat()
-        return stat(resolvedPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && Identity(info) == identity
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && Identity(info) == identity
     }
 
     /// The strong tag: the file's identity. Seconds and nanoseconds stay separate: a date

@@ -12,6 +12,8 @@ final class OpenFileCache: Sendable {
     /// A file and what the origin says of it whatever the request.
     struct CachedFile: Sendable {
         let file: OpenFile
+        /// The root joined with the request's path, unresolved: what `isCurrent` checks.
+        let requestedPath: String
         let tag: EntityTag
         let contentType: String
         /// Content-Type, Accept-Ranges, ETag, Last-Modified, Cache-Control and the file
@@ -52,7 +54,7 @@ final class OpenFileCache: Sendable {
             state.entries[path]!.lastUse = state.clock
             return entry.file
         }
-        if let cached, cached.file.isCurrent { return cached }
+        if let cached, cached.file.isCurrent(at: cached.requestedPath) { return cached }
         guard let relative = SafeRelativePath(encoded: path), let resolved = root.resolve(relative),
             let file = OpenFile(resolvedPath: resolved)
         else {
@@ -61,10 +63,11 @@ final class OpenFileCache: Sendable {
         }
         let tag = file.entityTag
         let contentType = MediaType.forFileName(relative.segments.last!)
-        var made = CachedFile(file: file, tag: tag, contentType: contentType, headers: [:])
+        let requested = root.resolvedRoot + "/" + relative.description
+        var made = CachedFile(file: file, requestedPath: requested, tag: tag, contentType: contentType, headers: [:])
         var headers = RangeDecision.baseHeaders(made.representation(now: now))
         headers.append(contentsOf: RangeOrigin.fileSafetyHeaders)
-        made = CachedFile(file: file, tag: tag, contentType: contentType, headers: headers)
+        made = CachedFile(file: file, requestedPath: requested, tag: tag, contentType: contentType, headers: headers)
         state.withLock { state in
             if state.entries[path] == nil, state.entries.count >= capacity,
                 let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key

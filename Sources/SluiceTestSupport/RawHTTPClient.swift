@@ -53,14 +53,17 @@ public enum RawHTTPClient {
     /// Runs on its own thread so that blocking reads never occupy the cooperative pool.
     /// `midway`, when given, runs once `midway.after` bytes have arrived, before the rest
     /// is read (to change something on the server while it is sending).
+    /// `halfClose` shuts the sending side once the request is out, as `nc -N` does.
     public static func exchange(
         port: Int, request: [UInt8], timeout: Double = 30,
-        midway: (after: Int, action: @Sendable () throws -> Void)? = nil
+        midway: (after: Int, action: @Sendable () throws -> Void)? = nil, halfClose: Bool = false
     ) async throws -> [UInt8] {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 continuation.resume(
-                    with: Result { try blockingExchange(port: port, request: request, timeout: timeout, midway: midway) }
+                    with: Result {
+                        try blockingExchange(port: port, request: request, timeout: timeout, midway: midway, halfClose: halfClose)
+                    }
                 )
             }
             thread.start()
@@ -68,7 +71,8 @@ public enum RawHTTPClient {
     }
 
     private static func blockingExchange(
-        port: Int, request: [UInt8], timeout: Double, midway: (after: Int, action: @Sendable () throws -> Void)?
+        port: Int, request: [UInt8], timeout: Double, midway: (after: Int, action: @Sendable () throws -> Void)?,
+        halfClose: Bool
     ) throws -> [UInt8] {
         var midway = midway
         #if canImport(Glibc)
@@ -96,6 +100,7 @@ public enum RawHTTPClient {
             guard result > 0 else { throw Failure(description: "send: errno \(errno)") }
             sent += result
         }
+        if halfClose { shutdown(fd, Int32(SHUT_WR)) }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {

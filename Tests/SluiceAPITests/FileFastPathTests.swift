@@ -130,4 +130,44 @@ import SluiceAPI
             #expect(try await Self.fastAnswers(harness) - before == 1)
         }
     }
+
+    /// A symlinked directory pointed at a new release: the next request serves the new
+    /// file, not the one the cache opened through the old link (it did, until the cache
+    /// checked the path as requested rather than as first resolved).
+    @Test func aSymlinkedDirectoryMovedToANewTargetServesTheNewFile() async throws {
+        try await ServiceHarness.with { harness in
+            let documents = harness.data + "/documents"
+            for (release, bytes) in [("v1", Array("first".utf8)), ("v2", Array("second".utf8))] {
+                try FileManager.default.createDirectory(atPath: "\(documents)/\(release)", withIntermediateDirectories: true)
+                try Self.write(bytes, to: "\(documents)/\(release)/app.bin")
+            }
+            #expect(symlink("v1", documents + "/current") == 0)
+            let first = try await Self.pipelined(port: harness.port, [("/files/current/app.bin", [:])])
+            #expect(first[0].body == Array("first".utf8))
+            #expect(unlink(documents + "/current") == 0)
+            #expect(symlink("v2", documents + "/current") == 0)
+            let second = try await Self.pipelined(port: harness.port, [("/files/current/app.bin", [:])])
+            #expect(second[0].body == Array("second".utf8))
+            #expect(unlink(documents + "/current") == 0)
+            let gone = try await Self.pipelined(port: harness.port, [("/files/current/app.bin", [:])])
+            #expect(gone[0].status == 404)
+        }
+    }
+
+    /// A client that half-closes after its request (`nc -N`) still gets the whole file:
+    /// the end of its input waits until the answer is sent (Hummingbird, which never saw
+    /// the request, closed the connection at once and cut the body short).
+    @Test func aHalfClosedClientGetsTheWholeFile() async throws {
+        try await ServiceHarness.with { harness in
+            let big = Array((0..<(16 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 131) })
+            try Self.write(big, to: harness.data + "/documents/big.bin")
+            let request = "GET /files/big.bin HTTP/1.1\r\nHost: 127.0.0.1:\(harness.port)\r\n\r\n"
+            let raw = try await RawHTTPClient.exchange(port: harness.port, request: Array(request.utf8), halfClose: true)
+            let response = try RawHTTPClient.parse(raw, isHead: false)
+            #expect(response.status == 200)
+            #expect(!response.truncated)
+            #expect(response.body.count == big.count)
+            #expect(response.body == big)
+        }
+    }
 }
