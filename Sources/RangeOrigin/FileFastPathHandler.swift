@@ -156,9 +156,11 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
             request.headerFields[.expect] == nil, let closes = Self.closesConnection(request), isAdmitted(request)
         else { return nil }
         let encoded = path.dropFirst("/files/".count).prefix { $0 != "?" }
-        guard let cached = origin.lookUpFile(encodedPath: encoded) else { return nil }
+        // One clock reading per request: validators, the cache and Date agree.
+        let now = Int64(time(nil))
+        guard let cached = origin.lookUpFile(encodedPath: encoded, now: now) else { return nil }
         let file = cached.file
-        let representation = cached.representation(now: currentSecond())
+        let representation = cached.representation(now: now)
         var fields = cached.headers
         let range: Range<Int64>
         let status: HTTPResponse.Status
@@ -177,7 +179,7 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
             return nil
         }
         fields[.contentLength] = String(range.count)
-        fields[.date] = currentDate()
+        fields[.date] = httpDate(now)
         fields.append(contentsOf: extraHeaders)
         return Answer(head: HTTPResponse(status: status, headerFields: fields), file: file, range: range, closes: closes)
     }
@@ -247,8 +249,7 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
         if !watch.value.done {
             let end = answer.range.upperBound
             watch.value.task = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { task in
-                var info = stat()
-                if fstat(file.descriptor, &info) != 0 || Int64(info.st_size) < end {
+                if !file.holds(end) {
                     task.cancel()
                     loopBound.value.1.close(promise: nil)
                 }
@@ -276,10 +277,8 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
         }
     }
 
-    private func currentSecond() -> Int64 { Int64(time(nil)) }
-
-    private func currentDate() -> String {
-        let now = currentSecond()
+    /// `Date` for `now`, formatted once a second per connection.
+    private func httpDate(_ now: Int64) -> String {
         if now != date.second { date = (now, HTTPDate.format(now)) }
         return date.text
     }

@@ -29,7 +29,6 @@ final class OpenFile: Sendable {
     }
 
     let descriptor: Int32
-    let resolvedPath: String
     let identity: Identity
     var size: Int64 { identity.size }
 
@@ -45,7 +44,6 @@ final class OpenFile: Sendable {
             return nil
         }
         self.descriptor = fd
-        self.resolvedPath = path
         self.identity = Identity(info)
     }
 
@@ -61,6 +59,12 @@ final class OpenFile: Sendable {
     func isCurrent(at path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && Identity(info) == identity
+    }
+
+    /// Whether the open file still reaches `end` (a file cut short under a send does not).
+    func holds(_ end: Int64) -> Bool {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 && Int64(info.st_size) >= end
     }
 
     /// The strong tag: the file's identity. Seconds and nanoseconds stay separate: a date
@@ -98,11 +102,15 @@ struct FileRoot: Sendable {
         self.resolvedRoot = String(cString: resolved)
     }
 
+    /// The path a request names under the root, as named: symlinks not followed yet.
+    func joined(_ path: SafeRelativePath) -> String {
+        resolvedRoot + "/" + path.description
+    }
+
     /// The resolved path of the file a request names, or nil when the name is unsafe, the
     /// file does not exist, or it resolves (through symlinks) outside the root.
     func resolve(_ path: SafeRelativePath) -> String? {
-        let joined = resolvedRoot + "/" + path.description
-        guard let resolved = realpath(joined, nil) else { return nil }
+        guard let resolved = realpath(joined(path), nil) else { return nil }
         defer { free(resolved) }
         let result = String(cString: resolved)
         let prefix = resolvedRoot == "/" ? "/" : resolvedRoot + "/"

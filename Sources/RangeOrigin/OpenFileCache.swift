@@ -3,7 +3,7 @@ import SluiceCore
 import Synchronization
 
 /// Open files by request path, like nginx's `open_file_cache`: a hit costs one `stat` of
-/// the resolved path (checked by inode, size and modification time) instead of decoding
+/// the path as requested (checked by inode, size and modification time) instead of decoding
 /// the path, `realpath` (a `readlink` per path component), `open`, `fstat` and `close`,
 /// and the headers that depend only on the file are made once. Keyed by the path as the
 /// request spelled it. Bounded: past `capacity` paths the least recently used is dropped;
@@ -18,7 +18,16 @@ final class OpenFileCache: Sendable {
         let contentType: String
         /// Content-Type, Accept-Ranges, ETag, Last-Modified, Cache-Control and the file
         /// safety headers: `RangeDecision.baseHeaders` of its representation, made once.
-        let headers: HTTPFields
+        private(set) var headers: HTTPFields = [:]
+
+        init(file: OpenFile, requestedPath: String, contentType: String, now: Int64) {
+            self.file = file
+            self.requestedPath = requestedPath
+            self.tag = file.entityTag
+            self.contentType = contentType
+            headers = RangeDecision.baseHeaders(representation(now: now))
+            headers.append(contentsOf: RangeOrigin.fileSafetyHeaders)
+        }
 
         func representation(now: Int64) -> Representation {
             Representation(
@@ -61,13 +70,10 @@ final class OpenFileCache: Sendable {
             state.withLock { _ = $0.entries.removeValue(forKey: path) }
             return nil
         }
-        let tag = file.entityTag
-        let contentType = MediaType.forFileName(relative.segments.last!)
-        let requested = root.resolvedRoot + "/" + relative.description
-        var made = CachedFile(file: file, requestedPath: requested, tag: tag, contentType: contentType, headers: [:])
-        var headers = RangeDecision.baseHeaders(made.representation(now: now))
-        headers.append(contentsOf: RangeOrigin.fileSafetyHeaders)
-        made = CachedFile(file: file, requestedPath: requested, tag: tag, contentType: contentType, headers: headers)
+        let made = CachedFile(
+            file: file, requestedPath: root.joined(relative), contentType: MediaType.forFileName(relative.segments.last!),
+            now: now
+        )
         state.withLock { state in
             if state.entries[path] == nil, state.entries.count >= capacity,
                 let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key

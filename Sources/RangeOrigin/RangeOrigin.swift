@@ -58,11 +58,12 @@ public struct RangeOrigin: Sendable {
     // MARK: Files
 
     func serveFile(_ request: Request) throws -> Response {
-        guard let cached = lookUpFile(encodedPath: request.uri.path.dropFirst("/files/".count)) else {
+        let now = Int64(time(nil))
+        guard let cached = lookUpFile(encodedPath: request.uri.path.dropFirst("/files/".count), now: now) else {
             throw SluiceError(.notFound, "no such file")
         }
         var response = RangeResponder.respond(
-            to: request, representation: cached.representation(now: Int64(time(nil))),
+            to: request, representation: cached.representation(now: now),
             source: FileByteSource(file: cached.file, bytesServed: bytesServed)
         )
         response.headers.append(contentsOf: Self.fileSafetyHeaders)
@@ -73,10 +74,10 @@ public struct RangeOrigin: Sendable {
     /// keeps scripts and forms from acting if a browser renders it.
     static let fileSafetyHeaders: HTTPFields = [.xContentTypeOptions: "nosniff", .contentSecurityPolicy: "sandbox"]
 
-    /// The open file a `/files/` path names, and what the origin knows of it now; nil when
-    /// there is no such file under the root.
-    func lookUpFile(encodedPath: Substring) -> OpenFileCache.CachedFile? {
-        openFiles.file(encoded: encodedPath, in: root, now: Int64(time(nil)))
+    /// The open file a `/files/` path names, and what the origin knows of it; nil when
+    /// there is no such file under the root. `now` is the request's time, in seconds.
+    func lookUpFile(encodedPath: Substring, now: Int64) -> OpenFileCache.CachedFile? {
+        openFiles.file(encoded: encodedPath, in: root, now: now)
     }
 
     // MARK: Test data
