@@ -34,9 +34,7 @@ public func buildApplication(
                     ),
                     origin.fileFastPath(
                         admits: admission.admits, extraHeaders: [.server: serverName],
-                        answered: RequestMetricsMiddleware<SluiceRequestContext>.recorder(
-                            factory: metrics, method: .get, route: "/files/**"
-                        )
+                        answered: RequestTimers(factory: metrics).recorder(method: .get, route: "/files/**")
                     ),
                 ]
             )
@@ -62,7 +60,7 @@ public func buildRouter(
     registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger
 ) throws -> Router<SluiceRequestContext> {
     let router = Router(context: SluiceRequestContext.self, options: .autoGenerateHeadEndpoints)
-    router.add(middleware: RequestMetricsMiddleware(factory: metrics))
+    router.add(middleware: RequestMetricsMiddleware(timers: RequestTimers(factory: metrics)))
     router.add(middleware: ErrorBodyMiddleware(logger: logger))
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: BrowserGuardMiddleware(allowedHosts: configuration.hostCheck))

@@ -10,15 +10,14 @@ import Synchronization
 
 /// Request durations by method, route and status, into the service's own registry.
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
-    let factory: any MetricsFactory
-
+    let timers: RequestTimers
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         var status = 500
         defer {
-            Self.record(
-                factory: factory, method: request.method, route: context.endpointPath ?? "unmatched", status: status,
+            timers.record(
+                method: request.method, route: context.endpointPath ?? "unmatched", status: status,
                 duration: ContinuousClock.now - start
             )
         }
@@ -33,37 +32,43 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// `GET /metrics` in the Prometheus text format.
-extension RequestMetricsMiddleware {
-    static func record(
-        factory: any MetricsFactory, method: HTTPRequest.Method, route: String, status: Int, duration: Duration
-    ) {
-        // Known methods only: a client inventing methods must not invent metric series.
-        let method = knownMethods.contains(method) ? method.rawValue : "other"
-        let dimensions = [("method", method), ("route", route), ("status", String(status))]
-        Timer(label: "sluice_http_request_duration_seconds", dimensions: dimensions, factory: factory)
-            .recordNanoseconds(duration.nanoseconds)
+/// `sluice_http_request_duration_seconds`, one timer per method, route and status, each
+/// made once instead of looked up in the registry on every request. Used by the router's
+/// middleware and by answers given outside the router (the origin's fast path).
+final class RequestTimers: Sendable {
+    private struct Key: Hashable {
+        var method: String
+        var route: String
+        var status: Int
     }
 
-    /// Records answers given outside the router (the origin's fast path) the same way,
-    /// with one timer per status made once rather than looked up per answer.
-    static func recorder(
-        factory: any MetricsFactory, method: HTTPRequest.Method, route: String
-    ) -> @Sendable (HTTPResponse.Status, Duration) -> Void {
-        let timers = Mutex<[Int: CoreMetrics.Timer]>([:])
-        return { status, duration in
-            let timer = timers.withLock { timers in
-                if let timer = timers[status.code] { return timer }
-                let dimensions = [("method", method.rawValue), ("route", route), ("status", String(status.code))]
-                let timer = Timer(label: "sluice_http_request_duration_seconds", dimensions: dimensions, factory: factory)
-                timers[status.code] = timer
-                return timer
-            }
-            timer.recordNanoseconds(duration.nanoseconds)
+    private let factory: any MetricsFactory
+    private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+    }
+
+    func record(method: HTTPRequest.Method, route: String, status: Int, duration: Duration) {
+        // Known methods only: a client inventing methods must not invent metric series.
+        let key = Key(method: knownMethods.contains(method) ? method.rawValue : "other", route: route, status: status)
+        let timer = timers.withLock { timers in
+            if let timer = timers[key] { return timer }
+            let dimensions = [("method", key.method), ("route", key.route), ("status", String(key.status))]
+            let timer = CoreMetrics.Timer(label: "sluice_http_request_duration_seconds", dimensions: dimensions, factory: factory)
+            timers[key] = timer
+            return timer
         }
+        timer.recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// `record` for one method and route, as the origin's fast path reports its answers.
+    func recorder(method: HTTPRequest.Method, route: String) -> @Sendable (HTTPResponse.Status, Duration) -> Void {
+        { status, duration in self.record(method: method, route: route, status: status.code, duration: duration) }
     }
 }
 
+/// `GET /metrics` in the Prometheus text format.
 struct MetricsController {
     let registry: PrometheusCollectorRegistry
     let factory: any MetricsFactory

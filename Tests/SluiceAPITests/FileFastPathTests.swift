@@ -128,6 +128,10 @@ import SluiceAPI
             #expect(answers.map(\.status) == [401, 401, 206, 421])
             #expect(answers[2].body == Array(Self.content[1...2]))
             #expect(try await Self.fastAnswers(harness) - before == 1)
+            // Answered on either path, a request is timed under the same route label.
+            let metrics = String(decoding: try await harness.request(.GET, "/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"sluice_http_request_duration_seconds_count{method="GET",route="/files/**",status="206"} 1"#))
+            #expect(metrics.contains(#"sluice_http_request_duration_seconds_count{method="GET",route="/files/**",status="401"} 2"#))
         }
     }
 
