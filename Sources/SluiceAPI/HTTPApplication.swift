@@ -22,7 +22,7 @@ public func buildApplication(
     configuration: ServiceConfiguration, routes: RouterResponder<SluiceRequestContext>, origin: RangeOrigin,
     metrics: PrometheusMetricsFactory, logger: Logger, onListening: @escaping @Sendable (String) async -> Void = { _ in }
 ) throws -> some Service {
-    let admission = OriginAdmission(allowedHosts: configuration.hostCheck, token: configuration.token.flatMap(TokenDigest.init))
+    let admission = OriginAdmission(allowedHosts: configuration.hostCheck, token: try configuration.tokenDigest())
     let host = configuration.host
     return Application(
         responder: routes,
@@ -64,10 +64,7 @@ public func buildRouter(
     router.add(middleware: ErrorBodyMiddleware(logger: logger))
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: BrowserGuardMiddleware(allowedHosts: configuration.hostCheck))
-    if let token = configuration.token {
-        guard let digest = TokenDigest(token) else {
-            throw SluiceError(.invalidField, "the token is empty: give a real token or none")
-        }
+    if let digest = try configuration.tokenDigest() {
         router.add(middleware: BearerAuthMiddleware(token: digest))
     }
     router.get("/healthz") { _, _ in

@@ -75,6 +75,21 @@ public struct ServiceConfiguration: Sendable {
         return token == nil && isLoopbackBind ? [] : nil
     }
 
+    /// The token as the checks compare it; nil without one. An empty token is refused,
+    /// never taken for none: every part of the service that checks the token asks here.
+    func tokenDigest() throws -> TokenDigest? {
+        guard let token else { return nil }
+        guard let digest = TokenDigest(token) else {
+            throw SluiceError(.invalidField, "the token is empty: give a real token or none")
+        }
+        return digest
+    }
+
+    /// Throws when the configuration cannot be served (an empty token).
+    public func validate() throws {
+        _ = try tokenDigest()
+    }
+
     public var cacheDirectory: String { dataDirectory + "/cache" }
     public var documentsDirectory: String { dataDirectory + "/documents" }
 }

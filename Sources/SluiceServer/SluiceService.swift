@@ -46,9 +46,8 @@ public func buildService(
     configuration: ServiceConfiguration, logger: Logger,
     onListening: @escaping @Sendable (String) async -> Void = { _ in }
 ) throws -> SluiceService {
-    if let token = configuration.token, token.isEmpty {
-        throw SluiceError(.invalidField, "the token is empty: give a real token or none")
-    }
+    // Before anything is created on disk.
+    try configuration.validate()
     for directory in [configuration.dataDirectory, configuration.cacheDirectory, configuration.documentsDirectory, configuration.originRoot] {
         do {
             // Only this user: the job store holds job headers, which may be credentials.

@@ -1,4 +1,8 @@
 import Foundation
+import Logging
+import Prometheus
+import RangeOrigin
+import SluiceServer
 import SluiceAPI
 import SluiceCore
 import SluiceTestSupport
@@ -96,6 +100,22 @@ import NIOHTTP1
     @Test func anEmptyTokenIsAConfigurationError() async throws {
         await #expect(throws: SluiceError.self) {
             try await ServiceHarness.with(token: "") { _ in }
+        }
+        // The server alone refuses it too: its fast path for files must never take an empty
+        // token for none (it once did, behind the router's own refusal).
+        try await withTemporaryDirectory { directory in
+            let service = try buildService(
+                configuration: ServiceConfiguration(dataDirectory: directory.path + "/data"), logger: Logger(label: "test")
+            )
+            var empty = ServiceConfiguration(dataDirectory: directory.path + "/data", token: "")
+            empty.originRoot = directory.path
+            #expect(throws: SluiceError.self) {
+                _ = try buildApplication(
+                    configuration: empty, routes: service.routes, origin: try RangeOrigin(root: directory.path),
+                    metrics: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()), logger: Logger(label: "test")
+                )
+            }
+            try await service.stopJobs()
         }
     }
 }
