@@ -16,19 +16,12 @@ struct RouterHarness: Sendable {
     let client: any TestClientProtocol
     let token: String?
 
-    struct Reply: Sendable {
+    struct Reply: JSONReply {
         var status: Int
         var headers: HTTPFields
         var body: ByteBuffer
 
-        func json() throws -> [String: Any] {
-            guard let object = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else {
-                throw RawHTTPClient.Failure(description: "not a JSON object: \(String(buffer: body))")
-            }
-            return object
-        }
-
-        var errorCode: String? { ((try? json())?["error"] as? [String: Any])?["code"] as? String }
+        var bodyData: Data { Data(body.readableBytesView) }
     }
 
     static func with(token: String? = nil, _ body: @Sendable (RouterHarness) async throws -> Void) async throws {

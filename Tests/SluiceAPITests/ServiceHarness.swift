@@ -19,19 +19,12 @@ struct ServiceHarness: Sendable {
     let client: HTTPClient
     let token: String?
 
-    struct Reply: Sendable {
+    struct Reply: JSONReply {
         var status: Int
         var headers: HTTPHeaders
         var body: Data
 
-        func json() throws -> [String: Any] {
-            guard let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] else {
-                throw RawHTTPClient.Failure(description: "not a JSON object: \(String(decoding: body, as: UTF8.self))")
-            }
-            return object
-        }
-
-        var errorCode: String? { ((try? json())?["error"] as? [String: Any])?["code"] as? String }
+        var bodyData: Data { body }
     }
 
     /// Runs the service for the duration of `body`. `dataDirectory` lets a test start a
