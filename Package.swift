@@ -7,8 +7,9 @@ let testSettings: [SwiftSetting] = [
 
 let swiftSettings: [SwiftSetting] = testSettings + [
     // Each file imports what it uses, and a module re-exports only what it means to. (Not for
-    // the tests: there a C struct's initializer can be attributed to a system module that
-    // nothing names, such as `timespec` to Dispatch's C module.)
+    // the tests and their support: there a C struct's members can be attributed to a system
+    // module that nothing names, such as `timespec` to Dispatch's C module; the sources keep
+    // C structs in SluiceSystem for the same reason.)
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
@@ -36,6 +37,10 @@ let package = Package(
     targets: [
         // Pure domain logic: no I/O, no server, no client.
         .target(name: "SluiceCore", swiftSettings: swiftSettings),
+        // The C library's structs (`stat`, `statvfs`, `addrinfo`) as Swift values, in a module
+        // that sees no other C module, so their members cannot be attributed to SwiftNIO's
+        // C shims (which made clean builds fail under member import visibility).
+        .target(name: "SluiceSystem", dependencies: ["SluiceCore"], swiftSettings: swiftSettings),
         // What every module that answers HTTP shares: errors as JSON bodies with a status.
         .target(
             name: "SluiceHTTP",
@@ -50,6 +55,7 @@ let package = Package(
             name: "RangeOrigin",
             dependencies: [
                 "SluiceCore",
+                "SluiceSystem",
                 "SluiceHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -67,6 +73,7 @@ let package = Package(
             name: "DownloadEngine",
             dependencies: [
                 "SluiceCore",
+                "SluiceSystem",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -166,7 +173,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(name: "SluiceCoreTests", dependencies: ["SluiceCore"], swiftSettings: testSettings),
         .testTarget(

@@ -4,6 +4,7 @@ public import Logging
 public import NIOCore
 import NIOPosix
 public import SluiceCore
+import SluiceSystem
 import Synchronization
 import NIOHTTP1
 
@@ -143,22 +144,10 @@ public final class Fetcher: Sendable {
     /// The addresses `host` resolves to, by the system resolver, off the cooperative pool.
     static func resolve(_ host: String) async throws -> [IPAddress] {
         let addresses = try await NIOThreadPool.singleton.runIfActive { () throws -> [IPAddress] in
-            var hints = addrinfo()
-            hints.ai_family = AF_UNSPEC
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-            var list: UnsafeMutablePointer<addrinfo>?
-            let status = getaddrinfo(host, nil, &hints, &list)
-            guard status == 0, let list else {
+            guard let addresses = SystemResolver.addresses(of: host) else {
                 throw SluiceError(.network, "cannot resolve the host \(host)")
             }
-            defer { freeaddrinfo(list) }
-            var result: [IPAddress] = []
-            var entry: UnsafeMutablePointer<addrinfo>? = list
-            while let current = entry {
-                if let address = IPAddress(socketAddress: current.pointee.ai_addr) { result.append(address) }
-                entry = current.pointee.ai_next
-            }
-            return result
+            return addresses
         }
         guard !addresses.isEmpty else { throw SluiceError(.network, "cannot resolve the host \(host)") }
         return addresses
@@ -212,24 +201,5 @@ struct URLOrigin: Equatable {
     init?(_ text: String) {
         guard let url = URL(string: text) else { return nil }
         self.init(url)
-    }
-}
-
-extension IPAddress {
-    /// The address of an IPv4 or IPv6 socket address.
-    init?(socketAddress: UnsafeMutablePointer<sockaddr>?) {
-        guard let socketAddress else { return nil }
-        switch Int32(socketAddress.pointee.sa_family) {
-        case AF_INET:
-            let value = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
-            self = .v4(UInt32(bigEndian: value))
-        case AF_INET6:
-            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
-            }
-            self = .v6(bytes)
-        default:
-            return nil
-        }
     }
 }

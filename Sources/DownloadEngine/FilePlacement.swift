@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SluiceCore
+import SluiceSystem
 
 /// Moves a finished partial file to its destination with `rename`/`link`: the same file
 /// system, never a copy through memory.
@@ -50,9 +51,8 @@ enum FilePlacement {
     /// `link` and `unlink`) is removed. Nil when the file was never placed.
     static func find(_ intent: DownloadCheckpoint.Placement, at destination: DownloadTarget.Destination, partial: String) -> String? {
         func isIntended(_ path: String) -> Bool {
-            var info = stat()
-            return stat(path, &info) == 0 && UInt64(info.st_dev) == intent.device && UInt64(info.st_ino) == intent.inode
-                && Int64(info.st_size) == intent.size
+            guard let status = FileStatus(path: path) else { return false }
+            return status.device == intent.device && status.inode == intent.inode && status.size == intent.size
         }
         let candidates: [String]
         switch destination {

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SluiceCore
+import SluiceSystem
 
 /// The file a download writes into, at offsets, from several tasks at once (`pwrite` is
 /// positional, so no shared cursor). Closed on deinit.
@@ -27,16 +28,18 @@ final class PartialFile: Sendable {
 
     /// The current size on disk.
     func size() throws -> Int64 {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw Self.error("cannot stat the partial file", path: path, errno: errno) }
-        return Int64(info.st_size)
+        guard let status = FileStatus(descriptor: descriptor) else {
+            throw Self.error("cannot stat the partial file", path: path, errno: errno)
+        }
+        return status.size
     }
 
     /// The file's device and inode: what `link` and `rename` keep.
     func identity() throws -> (device: UInt64, inode: UInt64) {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw Self.error("cannot stat the partial file", path: path, errno: errno) }
-        return (UInt64(info.st_dev), UInt64(info.st_ino))
+        guard let status = FileStatus(descriptor: descriptor) else {
+            throw Self.error("cannot stat the partial file", path: path, errno: errno)
+        }
+        return (status.device, status.inode)
     }
 
     /// Writes all of `bytes` at `offset`.
@@ -78,23 +81,20 @@ final class PartialFile: Sendable {
     /// alone is made.
     func reserve(_ length: Int64, keepingFree floor: Int64?) throws {
         guard length > 0 else { return }
-        var fileSystem = statvfs()
-        var info = stat()
-        guard fstatvfs(descriptor, &fileSystem) == 0, fstat(descriptor, &info) == 0 else {
+        guard let fileSystem = FileSystemSpace(descriptor: descriptor), let status = FileStatus(descriptor: descriptor) else {
             throw Self.error("cannot read the file system's free space", path: path, errno: errno)
         }
         let space = SpaceReservation.FileSystem(
-            blockSize: UInt64(fileSystem.f_frsize), totalBlocks: UInt64(fileSystem.f_blocks),
-            availableBlocks: UInt64(fileSystem.f_bavail)
+            blockSize: fileSystem.blockSize, totalBlocks: fileSystem.totalBlocks, availableBlocks: fileSystem.availableBlocks
         )
-        let allocated = SpaceReservation.FileSystem.bytes(512, UInt64(max(0, info.st_blocks)))
+        let allocated = SpaceReservation.FileSystem.bytes(512, status.allocatedBlocks)
         switch SpaceReservation.verdict(length: length, allocated: allocated, on: space, floor: floor) {
         case .tooLarge(let message): throw SluiceError(.fileTooLarge, message)
         case .noSpace(let message): throw SluiceError(.noSpace, message)
         case .reserve: break
         }
         #if canImport(Glibc)
-        let previousSize = Int64(info.st_size)
+        let previousSize = status.size
         let result = posix_fallocate(descriptor, 0, off_t(length))
         guard result == 0 || result == EOPNOTSUPP || result == EINVAL else {
             // ext4 keeps what a failed fallocate reserved: give it back.

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SluiceCore
+import SluiceSystem
 
 /// A regular file opened for reading, closed when the last response using it is done
 /// (and the open-file cache has let go of it).
@@ -19,12 +20,12 @@ final class OpenFile: Sendable {
         var modifiedSeconds: Int64
         var modifiedNanoseconds: Int64
 
-        init(_ info: stat) {
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-            size = Int64(info.st_size)
-            modifiedSeconds = Int64(info.st_mtim.tv_sec)
-            modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
+        init(_ status: FileStatus) {
+            device = status.device
+            inode = status.inode
+            size = status.size
+            modifiedSeconds = status.modifiedSeconds
+            modifiedNanoseconds = status.modifiedNanoseconds
         }
     }
 
@@ -38,13 +39,12 @@ final class OpenFile: Sendable {
     init?(resolvedPath path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0 else {
+        guard let status = FileStatus(descriptor: fd), status.isRegularFile, status.size >= 0 else {
             close(fd)
             return nil
         }
         self.descriptor = fd
-        self.identity = Identity(info)
+        self.identity = Identity(status)
     }
 
     deinit {
@@ -57,14 +57,14 @@ final class OpenFile: Sendable {
     /// link out of the root, a deleted link) names another inode or none, and is resolved
     /// again from the root.
     func isCurrent(at path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && Identity(info) == identity
+        guard let status = FileStatus(path: path) else { return false }
+        return status.isRegularFile && Identity(status) == identity
     }
 
     /// Whether the open file still reaches `end` (a file cut short under a send does not).
     func holds(_ end: Int64) -> Bool {
-        var info = stat()
-        return fstat(descriptor, &info) == 0 && Int64(info.st_size) >= end
+        guard let status = FileStatus(descriptor: descriptor) else { return false }
+        return status.size >= end
     }
 
     /// The strong tag: the file's identity. Seconds and nanoseconds stay separate: a date
