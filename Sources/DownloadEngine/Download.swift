@@ -42,6 +42,9 @@ public final class Download: Sendable {
         (self.events, self.reporter) = AsyncStream.makeStream(of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(8))
     }
 
+    /// Which parts of the file are on disk and which are being fetched, now.
+    public func segments() -> [JobSegment] { state.segments() }
+
     /// The newest progress, computed now.
     public func currentProgress() -> DownloadProgress {
         var meter = SpeedMeter()
@@ -215,18 +218,23 @@ public final class Download: Sendable {
 
     /// Throws `StallFailure` when a connection's bytes so far say it is stalled.
     func check(_ watch: inout StallWatch, received count: Int, since start: Duration) throws {
+        watch.floor = stallFloor()
         if let reason = watch.received(count, at: options.clock.elapsed() - start) { throw StallFailure(reason: reason) }
     }
 
-    /// The watch for one connection. Under a rate limit of the service's own, the floor is
-    /// lowered to a quarter of each connection's share, so our own limit never looks like a
-    /// slow remote.
     func makeStallWatch() -> StallWatch {
+        StallWatch(window: options.stallWindow, floor: stallFloor())
+    }
+
+    /// Under a rate limit of the service's own, the floor is lowered to a quarter of each
+    /// connection's share, so our own limit never looks like a slow remote. Read at every
+    /// check: the limit can change while the download runs.
+    private func stallFloor() -> Int64 {
         var floor = options.minimumRate
-        if let limiter = options.rateLimiter {
-            floor = min(floor, Int64(limiter.bytesPerSecond) / Int64(4 * options.connections))
+        if let rate = options.rateLimiter?.effectiveBytesPerSecond {
+            floor = min(floor, Int64(rate) / Int64(4 * options.connections))
         }
-        return StallWatch(window: options.stallWindow, floor: floor)
+        return floor
     }
 
     func makeRequest(url: String, range: Range<Int64>?, ifRange: String?) -> HTTPClientRequest {

@@ -138,6 +138,16 @@ final class DownloadState: Sendable {
         inner.withLock { $0.map?.isComplete ?? false }
     }
 
+    /// The segments of the file now: the map's, or for a single stream one segment.
+    func segments() -> [JobSegment] {
+        inner.withLock { state in
+            if let map = state.map { return JobSegment.live(map) }
+            guard state.remote != nil else { return [] }
+            let total = state.remote?.totalBytes ?? state.streamed
+            return [JobSegment(start: 0, end: max(total, state.streamed), done: state.streamed, active: state.phase == .downloading)]
+        }
+    }
+
     /// The checkpoint that describes what is on disk now. Taken before the `fsync` that
     /// precedes saving it, so it never claims bytes the sync does not cover.
     func checkpoint(url: String) -> DownloadCheckpoint? {

@@ -1,33 +1,59 @@
 public import SluiceCore
 import Synchronization
 
-/// One byte rate shared by every download of the service (`--limit-rate`): each write
-/// reserves its slot on a timeline and sleeps until that slot comes, on the clock it was
-/// given (tests pass a faster one).
+/// A byte rate: each write reserves its slot on a timeline and sleeps until that slot
+/// comes, on the clock it was given (tests pass a faster one). The queue's limit is one
+/// shared by every download; a job's own limit is another whose `parent` is the queue's,
+/// so a job never goes faster than either. The rate can change while downloads run
+/// (`PATCH /queue`, `PATCH /jobs/ID`); nil lets everything through.
 public final class RateLimiter: Sendable {
-    public let bytesPerSecond: Double
-    /// Bytes that may pass at once after an idle spell.
-    private let burst: Double
-    private let clock: ElapsedClock
-    /// When the next byte may go, as time since the clock started.
-    private let next = Mutex<Duration?>(nil)
-
-    public init(bytesPerSecond: Int64, clock: ElapsedClock = .continuous) {
-        self.bytesPerSecond = Double(max(1, bytesPerSecond))
-        self.burst = self.bytesPerSecond / 10
-        self.clock = clock
+    private struct Timeline {
+        var bytesPerSecond: Double?
+        /// When the next byte may go, as time since the clock started.
+        var next: Duration?
     }
 
-    /// Waits until `bytes` more may be sent.
+    private let clock: ElapsedClock
+    private let timeline: Mutex<Timeline>
+    public let parent: RateLimiter?
+
+    public init(bytesPerSecond: Int64?, clock: ElapsedClock = .continuous, parent: RateLimiter? = nil) {
+        self.timeline = Mutex(Timeline(bytesPerSecond: bytesPerSecond.map { Double(max(1, $0)) }))
+        self.clock = clock
+        self.parent = parent
+    }
+
+    /// The rate now, nil when unlimited.
+    public var bytesPerSecond: Double? { timeline.withLock { $0.bytesPerSecond } }
+
+    /// The lowest rate that applies, this limiter's or a parent's; nil when none does.
+    public var effectiveBytesPerSecond: Double? {
+        switch (bytesPerSecond, parent?.effectiveBytesPerSecond) {
+        case (let own?, let inherited?): min(own, inherited)
+        case (let own, let inherited): own ?? inherited
+        }
+    }
+
+    /// A new rate for the bytes from now on; nil for none.
+    public func setRate(_ bytesPerSecond: Int64?) {
+        timeline.withLock {
+            $0.bytesPerSecond = bytesPerSecond.map { Double(max(1, $0)) }
+            $0.next = nil
+        }
+    }
+
+    /// Waits until `bytes` more may be sent, here and in every parent.
     public func consume(_ bytes: Int) async throws {
         let now = clock.elapsed()
-        let slot = next.withLock { next -> Duration in
-            // An idle limiter does not bank more than `burst` worth of time.
-            let earliest = now - .seconds(burst / bytesPerSecond)
-            let start = max(next ?? earliest, earliest)
-            next = start + .seconds(Double(bytes) / bytesPerSecond)
+        let slot = timeline.withLock { timeline -> Duration? in
+            guard let rate = timeline.bytesPerSecond else { return nil }
+            // An idle limiter does not bank more than a tenth of a second's worth.
+            let earliest = now - .seconds(0.1)
+            let start = max(timeline.next ?? earliest, earliest)
+            timeline.next = start + .seconds(Double(bytes) / rate)
             return start
         }
-        if slot > now { try await clock.sleep(slot - now) }
+        if let slot, slot > now { try await clock.sleep(slot - now) }
+        try await parent?.consume(bytes)
     }
 }

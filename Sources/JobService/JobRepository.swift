@@ -1,4 +1,5 @@
 public import DownloadEngine
+public import Foundation
 import NIOPosix
 public import SluiceCore
 
@@ -10,12 +11,23 @@ public import SluiceCore
 public protocol JobRepository: Sendable {
     /// Every job, oldest first (loaded once at start; the scheduler keeps them in memory).
     func allJobs() throws -> [JobSnapshot]
-    func insert(_ job: JobSnapshot) throws
+    /// Inserts a job; with a key, records that the key made it, in the same transaction, and
+    /// forgets keys older than `IdempotencyKey.lifetime`.
+    func insert(_ job: JobSnapshot, idempotencyKey: String?) throws
+    /// The id of the job the key made since `since`, if any.
+    func jobID(idempotencyKey: String, since: Date) throws -> String?
+    /// The queue's settings as last changed, nil before the first change.
+    func queueSettings() throws -> QueueSettings?
+    func saveQueueSettings(_ settings: QueueSettings) throws
     func update(_ job: JobSnapshot) throws
     func delete(id: String) throws
     func checkpoint(id: String) throws -> DownloadCheckpoint?
     /// Saves a checkpoint and the bytes it covers in one transaction.
     func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws
+}
+
+extension JobRepository {
+    public func insert(_ job: JobSnapshot) throws { try insert(job, idempotencyKey: nil) }
 }
 
 /// The engine's checkpoint protocol for one job, on the job store.

@@ -21,7 +21,7 @@ extension JobScheduler {
             options: {
                 var options = DownloadOptions(
                     connections: job.connections, headers: job.headers, expectedSHA256: job.expectedSHA256,
-                    retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: rateLimiter
+                    retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: limiter(for: job)
                 )
                 options.minimumFreeSpace = configuration.minFreeSpace
                 options.releaseSlotAfter = configuration.releaseSlotAfter
@@ -54,7 +54,7 @@ extension JobScheduler {
             self.finished(id: id, generation: current, outcome)
             return outcome
         }
-        running[id] = Run(task: task, generation: current)
+        running[id] = Run(task: task, generation: current, download: download)
     }
 
     func progressed(id: String, generation: Int, _ progress: DownloadProgress) {

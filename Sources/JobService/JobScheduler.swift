@@ -44,6 +44,7 @@ public actor JobScheduler {
     struct Run {
         let task: Task<Outcome, Never>
         let generation: Int
+        let download: Download
     }
 
     let configuration: Configuration
@@ -51,7 +52,12 @@ public actor JobScheduler {
     let client: Fetcher
     let logger: Logger
     public nonisolated let events = JobEventBroadcaster()
-    let rateLimiter: RateLimiter?
+    /// The queue's rate, shared by every download; each job with a rate of its own has a
+    /// limiter under it.
+    let queueLimiter: RateLimiter
+    var jobLimiters: [String: RateLimiter] = [:]
+    /// The queue's settings (`GET`/`PATCH /queue`), as stored.
+    var settings: QueueSettings
     let bytesDownloaded: Counter
 
     var jobs: [String: JobSnapshot] = [:]
@@ -76,7 +82,10 @@ public actor JobScheduler {
         self.repository = repository
         self.client = client
         self.logger = logger
-        self.rateLimiter = configuration.limitRate.map { RateLimiter(bytesPerSecond: $0, clock: configuration.clock) }
+        let settings = try repository.queueSettings()
+            ?? QueueSettings(maxActive: configuration.maxActive, limitRate: configuration.limitRate)
+        self.settings = settings
+        self.queueLimiter = RateLimiter(bytesPerSecond: settings.limitRate, clock: configuration.clock)
         self.bytesDownloaded = Counter(label: "sluice_downloaded_bytes_total", dimensions: [], factory: metrics)
         for var job in try repository.allJobs() {
             var lifecycle = JobLifecycle(state: job.state)
@@ -108,7 +117,7 @@ public actor JobScheduler {
         var ids = order.reversed()[...]
         if let after {
             guard let index = ids.firstIndex(of: after) else {
-                throw SluiceError(.invalidField, "after names no job")
+                throw SluiceError(.invalidField, "after names no job", field: "after")
             }
             ids = ids[ids.index(after: index)...]
         }
@@ -139,10 +148,22 @@ public actor JobScheduler {
 
     // MARK: Commands
 
-    public func create(_ request: CreateJobRequest) throws -> JobSnapshot {
+    /// Creates a job. With an idempotency key that made a job in the last day, that job is
+    /// returned instead (`replayed`), and nothing is created.
+    public func create(_ request: CreateJobRequest, idempotencyKey: String? = nil) throws -> (job: JobSnapshot, replayed: Bool) {
+        if let idempotencyKey {
+            try IdempotencyKey.validate(idempotencyKey)
+            let since = Date().addingTimeInterval(-IdempotencyKey.lifetime)
+            if let id = try repository.jobID(idempotencyKey: idempotencyKey, since: since), let job = jobs[id] {
+                return (job, true)
+            }
+        }
         // A literal address is refused before anything is stored; a name is checked on
         // every connection, when it is resolved.
         if let refusal = client.literalRefusal(for: request.url) { throw refusal }
+        if let unknown = JobDependencies.unknown(in: request.after, exists: { jobs[$0] != nil }) {
+            throw SluiceError(.invalidField, "after names no job \(unknown)", field: "after")
+        }
         let now = Date()
         var job = JobSnapshot(
             id: Self.newID(), url: request.url, state: request.paused ? .paused : .queued,
@@ -150,12 +171,15 @@ public actor JobScheduler {
             requestedFilename: request.filename, expectedSHA256: request.sha256, headers: request.headers
         )
         job.updatedAt = now
-        try repository.insert(job)
+        job.after = request.after
+        job.limitRate = request.limitRate
+        job.waitingFor = request.after.filter { jobs[$0]?.state != .completed }
+        try repository.insert(job, idempotencyKey: idempotencyKey)
         jobs[job.id] = job
         order.append(job.id)
         events.publish(.job(job))
         if job.state == .queued { schedule() }
-        return jobs[job.id]!
+        return (jobs[job.id]!, false)
     }
 
     public func pause(id: String) throws -> JobSnapshot {
@@ -194,8 +218,18 @@ public actor JobScheduler {
         if case .remove(stopFirst: true) = lifecycle.deleteRequested() { stop(id) }
         jobs[id] = nil
         order.removeAll { $0 == id }
+        jobLimiters[id] = nil
         let pending = stopping.removeValue(forKey: id)
         events.publish(.removed(id: id))
+        // A completed dependency has done its part: the jobs that waited for it forget it.
+        // One deleted before completing fails them (in `schedule`).
+        if job.state == .completed {
+            for other in order where jobs[other]?.after.contains(id) == true {
+                var waiting = jobs[other]!
+                waiting.after.removeAll { $0 == id }
+                update(waiting)
+            }
+        }
         schedule()
         // A run that placed its file before the stop reached it: the file is finished, and
         // goes with the job only when the request says so.
@@ -228,7 +262,7 @@ public actor JobScheduler {
 
     /// Runs a user event through the state machine and acts on its answer.
     @discardableResult
-    private func apply(_ id: String, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> JobSnapshot {
+    func apply(_ id: String, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> JobSnapshot {
         guard var job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
         var lifecycle = JobLifecycle(state: job.state)
         switch event(&lifecycle) {
@@ -252,7 +286,7 @@ public actor JobScheduler {
         return jobs[id]!
     }
 
-    private func update(_ job: JobSnapshot) {
+    func update(_ job: JobSnapshot) {
         var job = job
         job.updatedAt = Date()
         jobs[job.id] = job
@@ -265,26 +299,6 @@ public actor JobScheduler {
             try repository.update(job)
         } catch {
             logger.error("cannot save job \(job.id): \(error)")
-        }
-    }
-
-    /// Starts queued jobs, highest priority then oldest first, while slots are free; a job
-    /// waiting out a `Retry-After` is skipped until its time.
-    func schedule() {
-        guard !isShuttingDown else { return }
-        let free = configuration.maxActive - running.count
-        guard free > 0 else { return }
-        let now = Date()
-        let next = order.compactMap { jobs[$0] }.filter { $0.state == .queued && ($0.retryAt.map { $0 <= now } ?? true) }
-            .enumerated().sorted { ($0.element.priority, -$0.offset) > ($1.element.priority, -$1.offset) }
-            .prefix(free).map(\.element)
-        for var job in next {
-            var lifecycle = JobLifecycle(state: job.state)
-            guard lifecycle.slotGranted() == .startDownload else { continue }
-            job.state = lifecycle.state
-            job.retryAt = nil
-            update(job)
-            startDownload(job)
         }
     }
 
@@ -307,7 +321,7 @@ public actor JobScheduler {
         scheduleWakeUp()
     }
 
-    private func stop(_ id: String) {
+    func stop(_ id: String) {
         guard let run = running.removeValue(forKey: id) else { return }
         run.task.cancel()
         stopping[id] = run.task

@@ -5,7 +5,9 @@ public import SluiceCore
 /// against any service, and the service can change (a cluster of them, say) without the
 /// routes knowing.
 public protocol JobService: Sendable {
-    func create(_ request: CreateJobRequest) async throws -> JobSnapshot
+    /// Creates a job, or with an idempotency key already used in the last day, returns the
+    /// job it made (`replayed`).
+    func create(_ request: CreateJobRequest, idempotencyKey: String?) async throws -> (job: JobSnapshot, replayed: Bool)
     func job(id: String) async -> JobSnapshot?
     /// Newest first, optionally filtered by state, `limit` jobs after the job `after`.
     func list(states: Set<JobState>?, limit: Int, after: String?) async throws -> [JobSnapshot]
@@ -15,6 +17,13 @@ public protocol JobService: Sendable {
     /// The current jobs (or the one job) and the changes after them, with no gap between.
     func subscribe(jobID: String?) async throws -> (initial: [JobSnapshot], changes: AsyncStream<JobEventMessage>)
     func countsByState() async -> [JobState: Int]
+    func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot
+    func pauseAll(_ selection: JobSelection) async throws -> [JobSnapshot]
+    func resumeAll(_ selection: JobSelection) async throws -> [JobSnapshot]
+    func deleteAll(states: Set<JobState>, deleteFile: Bool) async throws -> Int
+    func segments(id: String) async throws -> [JobSegment]
+    func queue() async -> QueueStatus
+    func updateQueue(_ patch: QueueSettingsPatch) async throws -> QueueStatus
 }
 
 extension JobScheduler: JobService {}

@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 public import JobService
-import Foundation
+public import Foundation
 import GRDB
 public import SluiceCore
 
@@ -68,6 +68,26 @@ public final class SQLiteJobRepository: JobRepository {
         migrator.registerMigration("v2: retryAt") { db in
             try db.execute(sql: "ALTER TABLE job ADD COLUMN retryAt REAL")
         }
+        migrator.registerMigration("v3: dependencies, job rates, queue settings, idempotency keys") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE job ADD COLUMN dependencies TEXT NOT NULL DEFAULT '[]';
+                    ALTER TABLE job ADD COLUMN limitRate INTEGER;
+                    CREATE TABLE queueSettings (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        paused INTEGER NOT NULL,
+                        maxActive INTEGER NOT NULL,
+                        limitRate INTEGER
+                    );
+                    CREATE TABLE idempotencyKey (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        jobID TEXT NOT NULL,
+                        createdAt REAL NOT NULL
+                    );
+                    CREATE INDEX idempotencyKey_createdAt ON idempotencyKey(createdAt);
+                    """
+            )
+        }
         return migrator
     }
 
@@ -77,15 +97,25 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func insert(_ job: JobSnapshot) throws {
+    public func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
         try write { db in
+            if let idempotencyKey {
+                let now = Date().timeIntervalSince1970
+                try db.execute(
+                    sql: "DELETE FROM idempotencyKey WHERE createdAt < ?", arguments: [now - IdempotencyKey.lifetime]
+                )
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO idempotencyKey (key, jobID, createdAt) VALUES (?, ?, ?)",
+                    arguments: [idempotencyKey, job.id, now]
+                )
+            }
             let sequence = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM job") ?? 1
             try db.execute(
                 sql: """
                     INSERT INTO job (id, sequence, url, state, filename, requestedFilename, bytesTotal, bytesDone,
                         connections, resumable, expectedSHA256, sha256, path, errorCode, errorMessage, priority,
-                        headers, createdAt, updatedAt, completedAt, retryAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [job.id, sequence] + Self.columns(job)
             )
@@ -99,7 +129,7 @@ public final class SQLiteJobRepository: JobRepository {
                     UPDATE job SET url = ?, state = ?, filename = ?, requestedFilename = ?, bytesTotal = ?,
                         bytesDone = ?, connections = ?, resumable = ?, expectedSHA256 = ?, sha256 = ?, path = ?,
                         errorCode = ?, errorMessage = ?, priority = ?, headers = ?, createdAt = ?, updatedAt = ?,
-                        completedAt = ?, retryAt = ?,
+                        completedAt = ?, retryAt = ?, dependencies = ?, limitRate = ?,
                         checkpoint = CASE WHEN ? = 'completed' THEN NULL ELSE checkpoint END
                     WHERE id = ?
                     """,
@@ -110,6 +140,32 @@ public final class SQLiteJobRepository: JobRepository {
 
     public func delete(id: String) throws {
         try write { db in try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id]) }
+    }
+
+    public func jobID(idempotencyKey: String, since: Date) throws -> String? {
+        try read { db in
+            try String.fetchOne(
+                db, sql: "SELECT jobID FROM idempotencyKey WHERE key = ? AND createdAt >= ?",
+                arguments: [idempotencyKey, since.timeIntervalSince1970]
+            )
+        }
+    }
+
+    public func queueSettings() throws -> QueueSettings? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT paused, maxActive, limitRate FROM queueSettings WHERE id = 1").map {
+                QueueSettings(paused: $0["paused"], maxActive: $0["maxActive"], limitRate: $0["limitRate"])
+            }
+        }
+    }
+
+    public func saveQueueSettings(_ settings: QueueSettings) throws {
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO queueSettings (id, paused, maxActive, limitRate) VALUES (1, ?, ?, ?)",
+                arguments: [settings.paused, settings.maxActive, settings.limitRate]
+            )
+        }
     }
 
     public func checkpoint(id: String) throws -> DownloadCheckpoint? {
@@ -194,11 +250,13 @@ public final class SQLiteJobRepository: JobRepository {
 
     private static func columns(_ job: JobSnapshot) -> StatementArguments {
         let headers = (try? JSONEncoder().encode(job.headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let dependencies = (try? JSONEncoder().encode(job.after)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         return [
             job.url, job.state.rawValue, job.filename, job.requestedFilename, job.bytesTotal, job.bytesDone,
             job.connections, job.resumable, job.expectedSHA256, job.sha256, job.path, job.error?.code,
             job.error?.message, job.priority, headers, job.createdAt.timeIntervalSince1970,
             job.updatedAt.timeIntervalSince1970, job.completedAt?.timeIntervalSince1970, job.retryAt?.timeIntervalSince1970,
+            dependencies, job.limitRate,
         ]
     }
 
@@ -222,6 +280,8 @@ public final class SQLiteJobRepository: JobRepository {
         job.updatedAt = Date(timeIntervalSince1970: row["updatedAt"])
         job.completedAt = (row["completedAt"] as Double?).map(Date.init(timeIntervalSince1970:))
         job.retryAt = (row["retryAt"] as Double?).map(Date.init(timeIntervalSince1970:))
+        job.after = (row["dependencies"] as String?).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? []
+        job.limitRate = row["limitRate"]
         return job
     }
 }

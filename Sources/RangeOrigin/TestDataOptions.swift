@@ -19,13 +19,13 @@ struct TestDataOptions: Sendable {
     /// parameter that is wrong.
     init(size sizeText: Substring, query: some Sequence<(key: Substring, value: Substring)>) throws {
         guard let size = ByteSize.parse(sizeText) else {
-            throw SluiceError(.invalidField, "size must be a byte count with an optional K, M or G suffix, up to 1T")
+            throw SluiceError(.invalidField, "size must be a byte count with an optional K, M or G suffix, up to 1T", field: "size")
         }
         self.size = size
         for (key, value) in query {
             func number(_ range: ClosedRange<Int64> = 0...Int64.max) throws -> Int64 {
                 guard let number = ByteSize.parse(value, limit: .max), range.contains(number) else {
-                    throw SluiceError(.invalidField, "\(key) must be a number in \(range.lowerBound)...\(range.upperBound)")
+                    throw SluiceError(.invalidField, "\(key) must be a number in \(range.lowerBound)...\(range.upperBound)", field: String(key))
                 }
                 return number
             }
@@ -34,14 +34,14 @@ struct TestDataOptions: Sendable {
             case "seed":
                 // Seeds cover the whole UInt64 range (CONTRACT §5's arithmetic wraps).
                 guard let value = UInt64(value) else {
-                    throw SluiceError(.invalidField, "seed must be a whole number in 0...\(UInt64.max)")
+                    throw SluiceError(.invalidField, "seed must be a whole number in 0...\(UInt64.max)", field: "seed")
                 }
                 seed = value
             case "rate": rate = try number(1...Int64.max)
             case "cut":
                 cuts = try value.split(separator: ",").map { part in
                     guard let offset = ByteSize.parse(part, limit: .max) else {
-                        throw SluiceError(.invalidField, "cut must be a list of byte offsets")
+                        throw SluiceError(.invalidField, "cut must be a list of byte offsets", field: "cut")
                     }
                     return offset
                 }
@@ -49,7 +49,7 @@ struct TestDataOptions: Sendable {
             case "nolength": noLength = flag()
             case "etag":
                 guard !value.isEmpty, EntityTag(parsing: "\"\(value)\"") != nil else {
-                    throw SluiceError(.invalidField, "etag must be printable ASCII without quotes or spaces")
+                    throw SluiceError(.invalidField, "etag must be printable ASCII without quotes or spaces", field: "etag")
                 }
                 etag = String(value)
             case "status": status = Int(try number(200...599))

@@ -78,6 +78,7 @@ public func buildRouter(
         router.allowOnly([.get], at: RouterPath(stringLiteral: path))
     }
     JobsController(jobs: jobs).addRoutes(to: router)
+    QueueController(jobs: jobs).addRoutes(to: router)
     EventsController(jobs: jobs).addRoutes(to: router)
     MetricsController(registry: registry, factory: metrics, jobs: jobs).addRoutes(to: router)
     origin.addRoutes(to: router)

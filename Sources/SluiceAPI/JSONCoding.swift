@@ -21,6 +21,11 @@ enum JSONCoding {
         response(job.json, status: status, headers: headers)
     }
 
+    /// Jobs as `{"jobs": [...]}`.
+    static func response(list jobs: [JobSnapshot]) -> Response {
+        response(.object([("jobs", .array(jobs.map(\.json)))]))
+    }
+
     /// The request body decoded as `T`: 415 unless it is JSON, 413 past 64 KiB, 400 with
     /// `invalid_json` for malformed JSON; `T`'s own validation errors pass through.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {

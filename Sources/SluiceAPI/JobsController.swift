@@ -5,50 +5,99 @@ import Hummingbird
 import SluiceCore
 import SluiceHTTP
 
-/// `/jobs`: create, list, read, pause, resume, delete (CONTRACT §2).
+/// `/jobs`: create, list, read, edit, pause, resume, delete, one job or many (CONTRACT §2).
 struct JobsController {
     let jobs: any JobService
 
     func addRoutes(to router: Router<SluiceRequestContext>) {
         router.post("/jobs", use: create)
         router.get("/jobs", use: list)
+        router.delete("/jobs", use: deleteMany)
+        router.post("/jobs/pause") { request, _ in
+            JSONCoding.response(list: try await jobs.pauseAll(try await Self.selection(request)))
+        }
+        router.post("/jobs/resume") { request, _ in
+            JSONCoding.response(list: try await jobs.resumeAll(try await Self.selection(request)))
+        }
         router.get("/jobs/:id", use: get)
+        router.patch("/jobs/:id", use: edit)
         router.delete("/jobs/:id", use: delete)
+        router.get("/jobs/:id/segments") { _, context in
+            JSONCoding.response(.array(try await jobs.segments(id: try Self.id(context)).map(\.json)))
+        }
         router.post("/jobs/:id/pause") { _, context in
             JSONCoding.response(try await jobs.pause(id: try Self.id(context)))
         }
         router.post("/jobs/:id/resume") { _, context in
             JSONCoding.response(try await jobs.resume(id: try Self.id(context)))
         }
-        router.allowOnly([.get, .post], at: "/jobs")
-        router.allowOnly([.get, .delete], at: "/jobs/:id")
+        router.allowOnly([.get, .post, .delete], at: "/jobs")
+        router.allowOnly([.post], at: "/jobs/pause")
+        router.allowOnly([.post], at: "/jobs/resume")
+        router.allowOnly([.get, .patch, .delete], at: "/jobs/:id")
+        router.allowOnly([.get], at: "/jobs/:id/segments")
         router.allowOnly([.post], at: "/jobs/:id/pause")
         router.allowOnly([.post], at: "/jobs/:id/resume")
     }
 
     @Sendable func create(_ request: Request, context: SluiceRequestContext) async throws -> Response {
         let body = try await JSONCoding.decode(CreateJobRequest.self, from: request)
-        let job = try await jobs.create(body)
+        let key = request.headers[.idempotencyKey]
+        let (job, replayed) = try await jobs.create(body, idempotencyKey: key)
+        if replayed {
+            return JSONCoding.response(job, status: .ok, headers: [.location: "/jobs/\(job.id)", .idempotentReplayed: "true"])
+        }
         return JSONCoding.response(job, status: .created, headers: [.location: "/jobs/\(job.id)"])
+    }
+
+    @Sendable func edit(_ request: Request, context: SluiceRequestContext) async throws -> Response {
+        let id = try Self.id(context)
+        let patch = try await JSONCoding.decode(JobPatch.self, from: request)
+        return JSONCoding.response(try await jobs.edit(id: id, patch))
+    }
+
+    /// `DELETE /jobs?state=...`: every job in those states. Without a filter it is refused,
+    /// so that no request wipes every job by accident.
+    @Sendable func deleteMany(_ request: Request, context: SluiceRequestContext) async throws -> Response {
+        guard let text = request.uri.queryParameters.get("state"), !text.isEmpty else {
+            throw SluiceError(.invalidField, "state is required: DELETE /jobs removes only the jobs in the states it names", field: "state")
+        }
+        let deleted = try await jobs.deleteAll(states: try JobSelection.states(parsing: text), deleteFile: try Self.deleteFile(request))
+        return JSONCoding.response(.object([("deleted", JSONValue(deleted))]))
+    }
+
+    /// A bulk action's jobs: `?state=`, or a body `{"ids": [...]}`, or with neither every job.
+    static func selection(_ request: Request) async throws -> JobSelection {
+        if let text = request.uri.queryParameters.get("state") {
+            guard !text.isEmpty else { throw SluiceError(.invalidField, "state names no state", field: "state") }
+            if request.headers[.contentLength].flatMap(Int.init).map({ $0 > 0 }) ?? (request.headers[.transferEncoding] != nil) {
+                throw SluiceError(.invalidField, "give either ?state= or a body of ids, not both", field: "ids")
+            }
+            return .states(try JobSelection.states(parsing: text))
+        }
+        let hasBody = request.headers[.contentLength].flatMap(Int.init).map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil)
+        guard hasBody else { return .all }
+        return .ids(try await JSONCoding.decode(JobIDList.self, from: request).ids)
+    }
+
+    static func deleteFile(_ request: Request) throws -> Bool {
+        let flag = request.uri.queryParameters.get("deleteFile")
+        guard flag == nil || flag == "true" || flag == "false" || flag == "1" || flag == "0" else {
+            throw SluiceError(.invalidField, "deleteFile must be true or false", field: "deleteFile")
+        }
+        return flag == "true" || flag == "1"
     }
 
     @Sendable func list(_ request: Request, context: SluiceRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         var states: Set<JobState>?
         if let text = query.get("state"), !text.isEmpty {
-            states = try Set(
-                text.split(separator: ",").map { name in
-                    guard let state = JobState(rawValue: String(name)) else {
-                        throw SluiceError(.invalidField, "state must be a comma-separated list of \(JobState.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    return state
-                }
-            )
+            states = try JobSelection.states(parsing: text)
         }
         var limit = 100
         if let text = query.get("limit") {
             guard let value = Int(text), (1...1000).contains(value) else {
-                throw SluiceError(.invalidField, "limit must be between 1 and 1000")
+                throw SluiceError(.invalidField, "limit must be between 1 and 1000", field: "limit")
             }
             limit = value
         }
@@ -63,11 +112,7 @@ struct JobsController {
     }
 
     @Sendable func delete(_ request: Request, context: SluiceRequestContext) async throws -> Response {
-        let flag = request.uri.queryParameters.get("deleteFile")
-        guard flag == nil || flag == "true" || flag == "false" || flag == "1" || flag == "0" else {
-            throw SluiceError(.invalidField, "deleteFile must be true or false")
-        }
-        try await jobs.delete(id: try Self.id(context), deleteFile: flag == "true" || flag == "1")
+        try await jobs.delete(id: try Self.id(context), deleteFile: try Self.deleteFile(request))
         return Response(status: .noContent)
     }
 
@@ -75,6 +120,11 @@ struct JobsController {
         guard let id = context.parameters.get("id") else { throw SluiceError(.notFound, "no such job") }
         return id
     }
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = Self("Idempotency-Key")!
+    static let idempotentReplayed = Self("Idempotent-Replayed")!
 }
 
 extension Router {

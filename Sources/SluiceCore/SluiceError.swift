@@ -30,6 +30,8 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let storeUnavailable = Code(rawValue: "store_unavailable")
         /// 431: a request's header section is larger than the service accepts.
         public static let headersTooLarge = Code(rawValue: "headers_too_large")
+        /// 409: a job's `after` would make a cycle of dependencies.
+        public static let dependencyCycle = Code(rawValue: "dependency_cycle")
 
         // Download failures.
         public static let httpStatus = Code(rawValue: "http_status")
@@ -42,16 +44,22 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidResponse = Code(rawValue: "invalid_response")
         public static let io = Code(rawValue: "io")
         public static let cancelled = Code(rawValue: "cancelled")
+        /// A job one of whose dependencies (`after`) failed or was deleted before completing.
+        public static let dependencyFailed = Code(rawValue: "dependency_failed")
     }
 
     public var code: Code
     public var message: String
+    /// The request field at fault (`invalid_field`): a body key, a query parameter or a
+    /// header name. Part of the error body when set.
+    public var field: String?
     /// A description of the underlying error, for logs; not part of equality.
     public var cause: String?
 
-    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+    public init(_ code: Code, _ message: String, field: String? = nil, cause: (any Error)? = nil) {
         self.code = code
         self.message = message
+        self.field = field
         self.cause = cause.map { String(describing: $0) }
     }
 

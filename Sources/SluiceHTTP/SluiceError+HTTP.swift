@@ -15,7 +15,7 @@ extension SluiceError: ResponseGenerator, HTTPResponseError {
         case .headersTooLarge: .requestHeaderFieldsTooLarge
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
-        case .invalidTransition: .conflict
+        case .invalidTransition, .dependencyCycle, .remoteChanged: .conflict
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         default: .internalServerError
@@ -34,9 +34,12 @@ extension SluiceError: ResponseGenerator, HTTPResponseError {
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: jsonBody)))
     }
 
-    /// The error body as JSON bytes: `{"error":{"code":...,"message":...}}`.
+    /// The error body as JSON bytes: `{"error":{"code":...,"message":...}}`, with `"field"`
+    /// when the error names the field at fault.
     public var jsonBody: Data {
-        let body = JSONValue.object([("error", .object([("code", .string(code.rawValue)), ("message", .string(message))]))])
+        var error: [(String, JSONValue)] = [("code", .string(code.rawValue)), ("message", .string(message))]
+        if let field { error.append(("field", .string(field))) }
+        let body = JSONValue.object([("error", .object(error))])
         return Data(body.text.utf8)
     }
 }

@@ -61,7 +61,8 @@ import NIOHTTP1
     @Test func anyMethodOnAKnownPathIs405WithAllow() async throws {
         try await ServiceHarness.with(token: "t") { (service: ServiceHarness) async throws in
             for (method, path, allow) in [
-                ("TRACE", "/jobs", "GET, POST, HEAD"), ("OPTIONS", "/jobs", "GET, POST, HEAD"), ("PUT", "/jobs/x", "GET, DELETE, HEAD"),
+                ("TRACE", "/jobs", "GET, POST, DELETE, HEAD"), ("OPTIONS", "/jobs", "GET, POST, DELETE, HEAD"),
+                ("PUT", "/jobs/x", "GET, PATCH, DELETE, HEAD"),
                 ("TRACE", "/jobs/x/pause", "POST"), ("PATCH", "/events", "GET, HEAD"), ("TRACE", "/testdata/1K", "GET, HEAD"),
                 ("DELETE", "/metrics", "GET, HEAD"), ("TRACE", "/files/a", "GET, HEAD"),
             ] {
@@ -91,7 +92,7 @@ import NIOHTTP1
             for method in ["PROPFIND", "MKCOL", "PURGE", "QUERY", "LINK"] {
                 let reply = try await service.raw(method, "/jobs")
                 #expect(reply.status == 405, "\(method)")
-                #expect(reply.header("Allow") == "GET, POST, HEAD")
+                #expect(reply.header("Allow") == "GET, POST, DELETE, HEAD")
             }
             let text = String(decoding: try await service.request(.GET, "/metrics").body, as: UTF8.self)
             #expect(!text.contains("PROPFIND"))
@@ -105,6 +106,7 @@ import NIOHTTP1
             let expected = [
                 "id", "url", "state", "filename", "bytesTotal", "bytesDone", "progress", "speed", "eta", "connections",
                 "resumable", "sha256", "path", "error", "priority", "createdAt", "updatedAt", "completedAt", "retryAt",
+                "after", "waitingFor", "limitRate",
             ]
             for _ in 0..<5 {
                 let body = String(decoding: try await service.request(.GET, "/jobs/\(id)").body, as: UTF8.self)

@@ -74,8 +74,10 @@ import Testing
     @Test func wrongMethodsGet405WithAllow() async throws {
         try await RouterHarness.with { service in
             let cases: [(HTTPRequest.Method, String, String)] = [
-                (.put, "/jobs", "GET, POST, HEAD"), (.delete, "/jobs", "GET, POST, HEAD"), (.post, "/jobs/x", "GET, DELETE, HEAD"),
-                (.get, "/jobs/x/pause", "POST"), (.delete, "/jobs/x/resume", "POST"), (.post, "/events", "GET, HEAD"),
+                (.put, "/jobs", "GET, POST, DELETE, HEAD"), (.patch, "/jobs", "GET, POST, DELETE, HEAD"),
+                (.post, "/jobs/x", "GET, PATCH, DELETE, HEAD"), (.get, "/jobs/x/pause", "POST"), (.delete, "/jobs/x/resume", "POST"),
+                (.post, "/events", "GET, HEAD"), (.get, "/jobs/pause", "POST"), (.delete, "/jobs/resume", "POST"),
+                (.post, "/queue", "GET, PATCH, HEAD"), (.delete, "/jobs/x/segments", "GET, HEAD"),
             ]
             let more: [(HTTPRequest.Method, String, String)] = [
                 (.post, "/healthz", "GET, HEAD"), (.delete, "/files/a.iso", "GET, HEAD"), (.put, "/testdata/1K", "GET, HEAD"),

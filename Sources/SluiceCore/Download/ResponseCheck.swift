@@ -96,6 +96,21 @@ public enum ResponseCheck {
         return .success(Probe(totalBytes: length, acceptsRanges: false, validators: validators))
     }
 
+    /// What the answer to `Range: bytes=0-0` says a URL serves, for comparing it with the
+    /// file a checkpoint's bytes came from: only a 206 for byte 0 with the whole length
+    /// counts (a remote that ignores ranges could not continue those bytes anyway).
+    public static func identity(status: Int, header: (String) -> String?) -> Probe? {
+        guard status == 206, let value = header("Content-Range"), case .range(let got, let complete?)? = ContentRange(parsing: value),
+            got.first == 0
+        else { return nil }
+        let validators = Validators(
+            etag: header("ETag").flatMap { EntityTag(parsing: $0) },
+            lastModified: header("Last-Modified").flatMap { HTTPDate.parse($0) },
+            lastModifiedIsStrong: isDateStrong(lastModified: header("Last-Modified"), date: header("Date"))
+        )
+        return Probe(totalBytes: complete, acceptsRanges: true, validators: validators)
+    }
+
     /// What the answer to `Range: bytes=OFFSET-` says about a partial file of OFFSET bytes
     /// that some other program (curl, wget, a browser) left: `curl -C -`'s question.
     public enum Continuation: Equatable, Sendable {

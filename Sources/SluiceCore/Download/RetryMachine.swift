@@ -123,7 +123,8 @@ public struct RetryMachine: Sendable, Equatable {
 /// bytes and the time since it started in, a verdict out.
 public struct StallWatch: Sendable, Equatable {
     public let window: Duration
-    public let floor: Int64
+    /// May change between calls (a rate limit changed while the connection ran).
+    public var floor: Int64
     private var windowStart: Duration = .zero
     private var bytesInWindow: Int64 = 0
 

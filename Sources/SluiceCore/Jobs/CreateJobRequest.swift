@@ -7,6 +7,10 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     public var headers: [String: String]
     public var priority: Int
     public var paused: Bool
+    /// Jobs that must complete before this one starts.
+    public var after: [String]
+    /// Bytes per second for this job, under the queue's limit; nil for none.
+    public var limitRate: Int64?
 
     /// Headers the engine sets itself; a job may not override them.
     static let reservedHeaders: Set<String> = [
@@ -15,7 +19,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     ]
 
     private enum CodingKeys: String, CodingKey {
-        case url, filename, connections, sha256, headers, priority, paused
+        case url, filename, connections, sha256, headers, priority, paused, after, limitRate
     }
 
     public init(from decoder: any Decoder) throws {
@@ -24,7 +28,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
             do {
                 return try container.decodeIfPresent(type, forKey: key)
             } catch {
-                throw SluiceError(.invalidField, "\(key.rawValue) has the wrong type or is out of range")
+                throw SluiceError(.invalidField, "\(key.rawValue) has the wrong type or is out of range", field: key.rawValue)
             }
         }
         let url: String?
@@ -41,11 +45,14 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         headers = try field([String: String].self, .headers) ?? [:]
         priority = try field(Int.self, .priority) ?? 0
         paused = try field(Bool.self, .paused) ?? false
+        after = try field([String].self, .after) ?? []
+        limitRate = try field(Int64.self, .limitRate)
         try validate()
     }
 
     public init(url: String, filename: String? = nil, connections: Int = 4, sha256: String? = nil,
-                headers: [String: String] = [:], priority: Int = 0, paused: Bool = false) throws {
+                headers: [String: String] = [:], priority: Int = 0, paused: Bool = false, after: [String] = [],
+                limitRate: Int64? = nil) throws {
         self.url = url
         self.filename = filename
         self.connections = connections
@@ -53,42 +60,73 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         self.headers = headers
         self.priority = priority
         self.paused = paused
+        self.after = after
+        self.limitRate = limitRate
         try validate()
     }
 
     private func validate() throws {
         try Self.validateURL(url)
-        if let filename, !FileNameSanitizer.isValid(filename) {
+        if let filename { try Self.validateFilename(filename) }
+        try Self.validateConnections(connections)
+        if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
+            throw SluiceError(.invalidField, "sha256 must be 64 hexadecimal digits", field: "sha256")
+        }
+        try Self.validatePriority(priority)
+        try Self.validateHeaders(headers)
+        try Self.validateAfter(after)
+        if let limitRate { try RateLimit.validate(limitRate, field: "limitRate") }
+    }
+
+    public static func validateFilename(_ filename: String) throws {
+        guard FileNameSanitizer.isValid(filename) else {
             throw SluiceError(
                 .invalidFilename,
-                "filename must be a plain file name of at most 255 bytes, without /, \\, control or invisible format characters, . or .."
+                "filename must be a plain file name of at most 255 bytes, without /, \\, control or invisible format characters, . or ..",
+                field: "filename"
             )
         }
+    }
+
+    public static func validateConnections(_ connections: Int) throws {
         guard (1...16).contains(connections) else {
-            throw SluiceError(.invalidField, "connections must be between 1 and 16")
+            throw SluiceError(.invalidField, "connections must be between 1 and 16", field: "connections")
         }
-        if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
-            throw SluiceError(.invalidField, "sha256 must be 64 hexadecimal digits")
-        }
+    }
+
+    public static func validatePriority(_ priority: Int) throws {
         guard (-1_000_000...1_000_000).contains(priority) else {
-            throw SluiceError(.invalidField, "priority must be between -1000000 and 1000000")
+            throw SluiceError(.invalidField, "priority must be between -1000000 and 1000000", field: "priority")
         }
+    }
+
+    /// At most 64 job ids, none repeated (whether they name jobs is the service's to check).
+    public static func validateAfter(_ after: [String]) throws {
+        guard after.count <= 64 else {
+            throw SluiceError(.invalidField, "after: at most 64 jobs", field: "after")
+        }
+        guard Set(after).count == after.count, after.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 }) else {
+            throw SluiceError(.invalidField, "after must list job ids, each once", field: "after")
+        }
+    }
+
+    public static func validateHeaders(_ headers: [String: String]) throws {
         guard headers.count <= Self.maximumHeaderCount else {
-            throw SluiceError(.invalidField, "headers: at most \(Self.maximumHeaderCount) headers")
+            throw SluiceError(.invalidField, "headers: at most \(Self.maximumHeaderCount) headers", field: "headers")
         }
         let headerBytes = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         guard headerBytes <= Self.maximumHeaderBytes else {
-            throw SluiceError(.invalidField, "headers: at most \(Self.maximumHeaderBytes / 1024) KiB of names and values in all")
+            throw SluiceError(.invalidField, "headers: at most \(Self.maximumHeaderBytes / 1024) KiB of names and values in all", field: "headers")
         }
         for (name, value) in headers {
             guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
-                throw SluiceError(.invalidField, "header name \(name.debugDescription) is not a valid HTTP field name")
+                throw SluiceError(.invalidField, "header name \(name.debugDescription) is not a valid HTTP field name", field: "headers")
             }
             guard !Self.reservedHeaders.contains(name.lowercased()) else {
-                throw SluiceError(.invalidField, "header \(name) is set by Sluice itself")
+                throw SluiceError(.invalidField, "header \(name) is set by Sluice itself", field: "headers")
             }
             guard value.unicodeScalars.allSatisfy({ $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) }) else {
-                throw SluiceError(.invalidField, "header \(name) has a control character in its value")
+                throw SluiceError(.invalidField, "header \(name) has a control character in its value", field: "headers")
             }
         }
     }

@@ -25,6 +25,12 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     /// A queued job waiting out a remote's `Retry-After`: when it may start again. It
     /// gave its slot back meanwhile.
     public var retryAt: Date?
+    /// Jobs that must complete before this one starts.
+    public var after: [String] = []
+    /// Those of `after` not completed yet (empty once the job has started).
+    public var waitingFor: [String] = []
+    /// Bytes per second for this job, under the queue's limit; nil for none.
+    public var limitRate: Int64?
 
     // Not in the JSON: what the job was created with.
     public var requestedFilename: String?
@@ -72,7 +78,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
 
     private enum CodingKeys: String, CodingKey {
         case id, url, state, filename, bytesTotal, bytesDone, progress, speed, eta, connections, resumable
-        case sha256, path, error, priority, createdAt, updatedAt, completedAt, retryAt
+        case sha256, path, error, priority, createdAt, updatedAt, completedAt, retryAt, after, waitingFor, limitRate
     }
 
     /// The job as the API shows it, keys in CONTRACT §2's order.
@@ -98,6 +104,9 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             ("updatedAt", JSONValue(updatedAt)),
             ("completedAt", JSONValue(completedAt)),
             ("retryAt", JSONValue(retryAt)),
+            ("after", .array(after.map { .string($0) })),
+            ("waitingFor", .array(waitingFor.map { .string($0) })),
+            ("limitRate", JSONValue(limitRate)),
         ])
     }
 
@@ -122,5 +131,8 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         updatedAt = try container.decode(Date.self, forKey: .updatedAt)
         completedAt = try container.decodeIfPresent(Date.self, forKey: .completedAt)
         retryAt = try container.decodeIfPresent(Date.self, forKey: .retryAt)
+        after = try container.decodeIfPresent([String].self, forKey: .after) ?? []
+        waitingFor = try container.decodeIfPresent([String].self, forKey: .waitingFor) ?? []
+        limitRate = try container.decodeIfPresent(Int64.self, forKey: .limitRate)
     }
 }

@@ -108,6 +108,21 @@ public struct JobLifecycle: Sendable, Equatable {
         }
     }
 
+    /// A dependency failed or was deleted while the job waited for it.
+    public mutating func dependencyFailed() -> Action {
+        guard state == .queued else { return .none }
+        state = .failed
+        return .none
+    }
+
+    /// The queue runs more jobs than it now allows (`maxActive` lowered), or the job's new
+    /// dependencies are not complete: it goes back to waiting, after a checkpoint.
+    public mutating func sentBack() -> Action {
+        guard state == .running else { return .none }
+        state = .queued
+        return .stopDownload
+    }
+
     /// The service is stopping: the job stays `running` in the store so the next start resumes it.
     public mutating func serviceStopping() -> Action {
         state == .running ? .stopDownload : .none

@@ -1,0 +1,52 @@
+import AsyncHTTPClient
+import NIOHTTP1
+public import SluiceCore
+
+/// What a URL serves, as far as resuming is concerned: its length and strong validator.
+public struct RemoteIdentity: Sendable, Equatable {
+    public var totalBytes: Int64?
+    public var validators: Validators
+    /// Where redirects led, when elsewhere.
+    public var finalURL: String?
+
+    /// Whether bytes fetched under `checkpoint` are bytes of what this serves: the same
+    /// length and the same strong validator (a strong ETag, else a strong date), as an
+    /// `If-Range` would find them.
+    public func serves(theFileOf checkpoint: DownloadCheckpoint) -> Bool {
+        guard let total = totalBytes, total == checkpoint.totalBytes, let old = checkpoint.validators,
+            let ifRange = old.ifRangeValue
+        else { return false }
+        return validators.ifRangeValue == ifRange
+    }
+}
+
+extension Download {
+    /// Asks `url` for its first byte (`Range: bytes=0-0`, one try, redirects followed under
+    /// the same rules as a download's): the answer's length and validators say what it
+    /// serves. For a job given a new URL, to learn whether its bytes on disk are still good.
+    public static func identify(url: String, options: DownloadOptions, client: Fetcher) async throws -> RemoteIdentity {
+        let download = Download(
+            url: url, target: DownloadTarget(partialPath: "/dev/null", destination: .directory("/nonexistent")),
+            options: options, client: client, checkpoints: NoCheckpoints()
+        )
+        return try await withTaskExecutorPreference(download.home) {
+            let fetched = try await download.execute(download.makeRequest(url: url, range: 0..<1, ifRange: nil))
+            let response = fetched.response
+            _ = try? await response.body.collect(upTo: 1 << 16)
+            let status = Int(response.status.code)
+            guard let identity = ResponseCheck.identity(status: status, header: { response.headers.first(name: $0) }) else {
+                throw SluiceError(.httpStatus, "the new URL answered \(status) to a request for its first byte")
+            }
+            return RemoteIdentity(
+                totalBytes: identity.totalBytes, validators: identity.validators, finalURL: fetched.url == url ? nil : fetched.url
+            )
+        }
+    }
+}
+
+/// No checkpoints: for a download that only probes.
+struct NoCheckpoints: CheckpointStore {
+    func load() async throws -> DownloadCheckpoint? { nil }
+    func save(_ checkpoint: DownloadCheckpoint) async throws {}
+    func remove() async throws {}
+}

@@ -1,0 +1,63 @@
+import DownloadEngine
+import Foundation
+import Logging
+public import SluiceCore
+
+/// Actions on many jobs at once, and what a job's file looks like inside.
+extension JobScheduler {
+    /// Pauses every selected job that a pause changes; returns those, as they are now. Named
+    /// jobs must all exist, or nothing changes.
+    public func pauseAll(_ selection: JobSelection) throws -> [JobSnapshot] {
+        try bulk(selection) { $0.pauseRequested() }
+    }
+
+    /// Resumes every selected job that a resume changes; returns those.
+    public func resumeAll(_ selection: JobSelection) throws -> [JobSnapshot] {
+        let ids = try selected(selection).filter { [.paused, .failed].contains(jobs[$0]!.state) }
+        return try ids.map { try resume(id: $0) }
+    }
+
+    /// Deletes every job in `states`; returns how many.
+    public func deleteAll(states: Set<JobState>, deleteFile: Bool) async throws -> Int {
+        let ids = try selected(.states(states))
+        var count = 0
+        for id in ids where jobs[id] != nil {
+            try await delete(id: id, deleteFile: deleteFile)
+            count += 1
+        }
+        return count
+    }
+
+    /// Which parts of the job's file are on disk: live from a running download, else from
+    /// its checkpoint; a completed job's file is one whole segment.
+    public func segments(id: String) throws -> [JobSegment] {
+        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        if let run = running[id] { return run.download.segments() }
+        if job.state == .completed {
+            let size = job.bytesTotal ?? job.bytesDone
+            return size > 0 ? [JobSegment(start: 0, end: size, done: size, active: false)] : []
+        }
+        guard let checkpoint = try repository.checkpoint(id: id), let total = checkpoint.totalBytes else { return [] }
+        return JobSegment.stored(written: checkpoint.writtenRanges, total: total)
+    }
+
+    private func selected(_ selection: JobSelection) throws -> [String] {
+        if case .ids(let ids) = selection, let unknown = ids.first(where: { jobs[$0] == nil }) {
+            throw SluiceError(.invalidField, "ids names no job \(unknown)", field: "ids")
+        }
+        return order.filter { jobs[$0].map(selection.contains) ?? false }
+    }
+
+    private func bulk(_ selection: JobSelection, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> [JobSnapshot] {
+        var changed: [JobSnapshot] = []
+        for id in try selected(selection) {
+            guard let before = jobs[id] else { continue }
+            var probe = JobLifecycle(state: before.state)
+            let action = event(&probe)
+            if case .reject = action { continue }
+            guard probe.state != before.state else { continue }
+            changed.append(try apply(id, event))
+        }
+        return changed
+    }
+}

@@ -1,0 +1,137 @@
+import DownloadEngine
+import Foundation
+import Logging
+public import SluiceCore
+
+/// `PATCH /jobs/ID`: a job's URL, headers, priority, connections, rate, dependencies or
+/// name, changed while it waits or runs.
+extension JobScheduler {
+    /// Applies `patch` to the job at once. A running job stops after a checkpoint and goes
+    /// on under the new values when what its download was started with changed (URL,
+    /// headers, connections, name); a new priority or rate needs no stop. A new URL for a
+    /// job with bytes on disk is probed first: the bytes are kept when it serves the same
+    /// file (same length, same strong validator), dropped otherwise, or with `keepBytes`
+    /// the edit is refused (409 `remote_changed`) and nothing changes.
+    public func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot {
+        var job = try editable(id)
+        try checkDependencies(patch.after, of: id)
+        if let url = patch.url, url != job.url, let refusal = client.literalRefusal(for: url) { throw refusal }
+        // A run whose URL, headers, connections or name change ends first, after its
+        // checkpoint, so that the checkpoint judged and kept below is the newest. Other
+        // calls may act on the job while this one waits: it is read again after each wait.
+        let stopsRun = running[id] != nil && patch.changesTheDownload
+        if stopsRun {
+            stop(id)
+            await stopping[id]?.value
+        }
+        do {
+            job = try editable(id)
+            try checkDependencies(patch.after, of: id)
+            if let url = patch.url, url != job.url, let checkpoint = try repository.checkpoint(id: id), !checkpoint.written.isEmpty {
+                let bytes = try await retarget(checkpoint, to: url, headers: patch.headers ?? job.headers, keepBytes: patch.keepBytes)
+                job = try editable(id)
+                switch bytes {
+                case .kept(let moved):
+                    try repository.saveCheckpoint(moved, id: id)
+                case .dropped:
+                    try repository.saveCheckpoint(nil, id: id)
+                    unlink(partialPath(id))
+                    job.bytesDone = 0
+                    job.bytesTotal = nil
+                    job.resumable = false
+                }
+            }
+        } catch {
+            // Refused, or the store cannot write: the job stays as it was, its run goes on.
+            if stopsRun, let current = jobs[id], current.state == .running, running[id] == nil { startDownload(current) }
+            throw error
+        }
+        if let url = patch.url { job.url = url }
+        if let headers = patch.headers { job.headers = headers }
+        if let priority = patch.priority { job.priority = priority }
+        if let connections = patch.connections { job.connections = connections }
+        if let limitRate = patch.limitRate {
+            job.limitRate = limitRate.value
+            jobLimiters[id]?.setRate(job.limitRate)
+        }
+        if let after = patch.after { job.after = after }
+        if let filename = patch.filename {
+            job.requestedFilename = filename.value
+            if let name = filename.value { job.filename = name }
+        }
+        update(job)
+        if job.state == .running {
+            if !job.after.allSatisfy({ jobs[$0]?.state == .completed }) {
+                if running[id] == nil {
+                    job.state = .queued
+                    update(job)
+                } else {
+                    sendBack(id, reason: "it now waits for other jobs")
+                }
+            } else if running[id] == nil {
+                startDownload(job)
+            }
+        }
+        schedule()
+        return jobs[id]!
+    }
+
+    /// What a new URL does to the bytes on disk.
+    enum BytesOnDisk {
+        /// The new URL serves the same file: the checkpoint, now for the new URL.
+        case kept(DownloadCheckpoint)
+        /// It does not: the job starts over.
+        case dropped
+    }
+
+    /// The job, if it may be edited: it exists and is not completed.
+    private func editable(_ id: String) throws -> JobSnapshot {
+        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        guard job.state != .completed else { throw SluiceError(.invalidTransition, "a completed job cannot be edited") }
+        return job
+    }
+
+    /// New dependencies must name other jobs that exist and must not close a cycle.
+    private func checkDependencies(_ after: [String]?, of id: String) throws {
+        guard let after else { return }
+        if after.contains(id) { throw SluiceError(.invalidField, "a job cannot wait for itself", field: "after") }
+        if let unknown = JobDependencies.unknown(in: after, exists: { jobs[$0] != nil }) {
+            throw SluiceError(.invalidField, "after names no job \(unknown)", field: "after")
+        }
+        if JobDependencies.makesCycle(id: id, after: after, dependencies: { self.jobs[$0]?.after ?? [] }) {
+            throw SluiceError(.dependencyCycle, "after would make a cycle: one of these jobs already waits for \(id)")
+        }
+    }
+
+    /// Probes `url` and compares what it serves with what the checkpoint's bytes came from.
+    private func retarget(_ checkpoint: DownloadCheckpoint, to url: String, headers: [String: String], keepBytes: Bool)
+        async throws -> BytesOnDisk
+    {
+        var options = DownloadOptions(connections: 1, headers: headers, stallTimeout: 10)
+        options.clock = configuration.clock
+        let identity: RemoteIdentity?
+        do {
+            identity = try await Download.identify(url: url, options: options, client: client)
+        } catch let error as SluiceError where error.code == .forbiddenTarget {
+            throw error
+        } catch {
+            logger.info("the new URL could not be probed: \(error)")
+            identity = nil
+        }
+        if let identity, identity.serves(theFileOf: checkpoint) {
+            var moved = checkpoint
+            moved.url = url
+            moved.finalURL = identity.finalURL
+            return .kept(moved)
+        }
+        if keepBytes {
+            throw SluiceError(
+                .remoteChanged,
+                identity == nil
+                    ? "the new URL could not be probed, so the bytes on disk cannot be kept"
+                    : "the new URL does not serve the same file (its length or validator differs), so the bytes on disk cannot be kept"
+            )
+        }
+        return .dropped
+    }
+}

@@ -1,0 +1,135 @@
+import DownloadEngine
+import Foundation
+import Logging
+public import SluiceCore
+
+/// The queue as a whole: its settings, what starts next, what is sent back, and what
+/// dependencies allow.
+extension JobScheduler {
+    /// `GET /queue`: the settings and how many jobs are in each state.
+    public func queue() -> QueueStatus {
+        QueueStatus(settings: settings, counts: countsByState())
+    }
+
+    /// `PATCH /queue`: stored first (nothing changes when the store cannot write), then
+    /// applied: a new rate at once, a new `maxActive` within this call (jobs over it go
+    /// back to `queued` after a checkpoint), a resumed queue starts what it can.
+    public func updateQueue(_ patch: QueueSettingsPatch) throws -> QueueStatus {
+        let updated = patch.applied(to: settings)
+        if updated != settings {
+            try repository.saveQueueSettings(updated)
+            settings = updated
+            queueLimiter.setRate(updated.limitRate)
+            logger.info("queue settings changed: paused \(updated.paused), maxActive \(updated.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")")
+            schedule()
+        }
+        return queue()
+    }
+
+    /// Starts queued jobs that are ready (dependencies complete, no `Retry-After` pending),
+    /// highest priority then oldest first, while slots are free and the queue is not
+    /// paused; sends running jobs over `maxActive` back.
+    func schedule() {
+        guard !isShuttingDown else { return }
+        settleDependencies()
+        let over = QueuePlan.preemptions(running: running.keys.compactMap { candidate($0) }, settings: settings)
+        for id in over { sendBack(id, reason: "the queue allows \(settings.maxActive) running jobs") }
+        let now = Date()
+        let ready = order.enumerated().compactMap { sequence, id -> QueuePlan.Candidate? in
+            guard let job = jobs[id], job.state == .queued, job.waitingFor.isEmpty, job.retryAt.map({ $0 <= now }) ?? true
+            else { return nil }
+            return QueuePlan.Candidate(id: id, priority: job.priority, sequence: sequence)
+        }
+        for id in QueuePlan.starts(ready: ready, running: running.count, settings: settings) {
+            guard var job = jobs[id] else { continue }
+            var lifecycle = JobLifecycle(state: job.state)
+            guard lifecycle.slotGranted() == .startDownload else { continue }
+            job.state = lifecycle.state
+            job.retryAt = nil
+            update(job)
+            startDownload(job)
+        }
+    }
+
+    /// Brings every job's `waitingFor` up to date, and fails the queued jobs one of whose
+    /// dependencies failed or is gone (which may fail the jobs waiting for those in turn).
+    func settleDependencies() {
+        var changed = true
+        while changed {
+            changed = false
+            for id in order {
+                guard var job = jobs[id], !job.after.isEmpty || !job.waitingFor.isEmpty else { continue }
+                let before = job
+                switch job.state {
+                case .running, .completed:
+                    job.waitingFor = []
+                case .queued, .paused, .failed:
+                    switch JobDependencies.verdict(after: job.after, state: { self.jobs[$0]?.state }) {
+                    case .ready:
+                        job.waitingFor = []
+                    case .waiting(let ids):
+                        job.waitingFor = ids
+                    case .failed(let dependency, let reason):
+                        job.waitingFor = job.after.filter { self.jobs[$0]?.state != .completed }
+                        var lifecycle = JobLifecycle(state: job.state)
+                        _ = lifecycle.dependencyFailed()
+                        if lifecycle.state != job.state {
+                            logger.info("job \(id) fails: \(reason)", metadata: ["dependency": "\(dependency)"])
+                            job.state = lifecycle.state
+                            job.retryAt = nil
+                            job.error = .init(code: SluiceError.Code.dependencyFailed.rawValue, message: reason)
+                            changed = true
+                        }
+                    }
+                }
+                if job != before { update(job) }
+            }
+        }
+    }
+
+    /// A running job goes back to `queued`; its download stops after a checkpoint and
+    /// resumes from it when the job starts again.
+    func sendBack(_ id: String, reason: String) {
+        guard var job = jobs[id] else { return }
+        var lifecycle = JobLifecycle(state: job.state)
+        guard lifecycle.sentBack() == .stopDownload else { return }
+        logger.info("job \(id) goes back to the queue: \(reason)")
+        stop(id)
+        job.state = lifecycle.state
+        job.speed = 0
+        job.eta = nil
+        update(job)
+    }
+
+    /// The limiter a job's download consumes from: its own, under the queue's, so that a
+    /// rate set or removed while it runs (`PATCH /jobs/ID`) applies at once.
+    func limiter(for job: JobSnapshot) -> RateLimiter {
+        if let existing = jobLimiters[job.id] {
+            existing.setRate(job.limitRate)
+            return existing
+        }
+        let limiter = RateLimiter(bytesPerSecond: job.limitRate, clock: configuration.clock, parent: queueLimiter)
+        jobLimiters[job.id] = limiter
+        return limiter
+    }
+
+    private func candidate(_ id: String) -> QueuePlan.Candidate? {
+        guard let job = jobs[id], let sequence = order.firstIndex(of: id) else { return nil }
+        return QueuePlan.Candidate(id: id, priority: job.priority, sequence: sequence)
+    }
+}
+
+/// `GET /queue`'s answer.
+public struct QueueStatus: Sendable, Equatable {
+    public var settings: QueueSettings
+    public var counts: [JobState: Int]
+
+    public var json: JSONValue {
+        .object([
+            ("paused", .bool(settings.paused)),
+            ("maxActive", JSONValue(settings.maxActive)),
+            ("limitRate", JSONValue(settings.limitRate)),
+            ("counts", .object(JobState.allCases.map { ($0.rawValue, JSONValue(counts[$0] ?? 0)) })),
+        ])
+    }
+}

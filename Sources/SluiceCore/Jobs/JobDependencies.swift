@@ -1,0 +1,45 @@
+/// Dependencies between jobs (`after`): which a job still waits for, which stop it for
+/// good, and which edits would make a cycle. Pure values: the scheduler asks, then acts.
+public enum JobDependencies {
+    /// What a dependency is, seen from a job that waits for it.
+    public enum Verdict: Equatable, Sendable {
+        /// Every dependency completed: the job may start.
+        case ready
+        /// Waiting for these (not completed yet).
+        case waiting([String])
+        /// This one failed or no longer exists: the job fails with `dependency_failed`.
+        case failed(String, reason: String)
+    }
+
+    /// The verdict for a job waiting for `after`, given each job's state (nil: no such job).
+    public static func verdict(after: [String], state: (String) -> JobState?) -> Verdict {
+        var waiting: [String] = []
+        for id in after {
+            switch state(id) {
+            case nil: return .failed(id, reason: "dependency \(id) was deleted before it completed")
+            case .failed?: return .failed(id, reason: "dependency \(id) failed")
+            case .completed?: continue
+            default: waiting.append(id)
+            }
+        }
+        return waiting.isEmpty ? .ready : .waiting(waiting)
+    }
+
+    /// The first job in `after` that is not `id` itself and does not exist, if any.
+    public static func unknown(in after: [String], exists: (String) -> Bool) -> String? {
+        after.first { !exists($0) }
+    }
+
+    /// Whether making `id` wait for `after` would close a cycle: some job in `after` already
+    /// waits, directly or through others, for `id` (or is `id`).
+    public static func makesCycle(id: String, after: [String], dependencies: (String) -> [String]) -> Bool {
+        var seen: Set<String> = []
+        var stack = after
+        while let next = stack.popLast() {
+            if next == id { return true }
+            guard seen.insert(next).inserted else { continue }
+            stack.append(contentsOf: dependencies(next))
+        }
+        return false
+    }
+}

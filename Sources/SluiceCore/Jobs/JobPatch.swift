@@ -1,0 +1,68 @@
+/// The body of `PATCH /jobs/ID`: any of `url`, `headers`, `priority`, `connections`,
+/// `limitRate` (null removes it), `after`, `filename` (null goes back to the remote's
+/// name), and `keepBytes`, which makes a new `url` that does not serve the same file a
+/// 409 instead of a restart. Each value is validated as at creation; another key is
+/// `invalid_field` naming it.
+public struct JobPatch: Sendable, Equatable, Decodable {
+    public var url: String?
+    public var headers: [String: String]?
+    public var priority: Int?
+    public var connections: Int?
+    public var limitRate: Patched<Int64>?
+    public var after: [String]?
+    public var filename: Patched<String>?
+    public var keepBytes: Bool
+
+    public static let fields: Set<String> = [
+        "url", "headers", "priority", "connections", "limitRate", "after", "filename", "keepBytes",
+    ]
+
+    public init(
+        url: String? = nil, headers: [String: String]? = nil, priority: Int? = nil, connections: Int? = nil,
+        limitRate: Patched<Int64>? = nil, after: [String]? = nil, filename: Patched<String>? = nil, keepBytes: Bool = false
+    ) throws {
+        self.url = url
+        self.headers = headers
+        self.priority = priority
+        self.connections = connections
+        self.limitRate = limitRate
+        self.after = after
+        self.filename = filename
+        self.keepBytes = keepBytes
+        try validate()
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let body = try PatchBody(decoder, allowed: Self.fields)
+        do {
+            url = try body.value(String.self, "url")
+        } catch {
+            throw SluiceError(.invalidURL, "url must be a string holding an absolute http or https URL", field: "url")
+        }
+        headers = try body.value([String: String].self, "headers")
+        priority = try body.value(Int.self, "priority")
+        connections = try body.value(Int.self, "connections")
+        limitRate = try body.nullable(Int64.self, "limitRate")
+        after = try body.value([String].self, "after")
+        filename = try body.nullable(String.self, "filename")
+        keepBytes = try body.value(Bool.self, "keepBytes") ?? false
+        try validate()
+    }
+
+    private func validate() throws {
+        if let url { try CreateJobRequest.validateURL(url) }
+        if let headers { try CreateJobRequest.validateHeaders(headers) }
+        if let priority { try CreateJobRequest.validatePriority(priority) }
+        if let connections { try CreateJobRequest.validateConnections(connections) }
+        if case .set(let rate) = limitRate { try RateLimit.validate(rate, field: "limitRate") }
+        if let after { try CreateJobRequest.validateAfter(after) }
+        if case .set(let name) = filename { try CreateJobRequest.validateFilename(name) }
+    }
+
+    /// Whether a running download must stop and go on under the new values (at its next
+    /// segment, from its checkpoint): what the engine was started with changed. Priority,
+    /// `after` and the rate apply without it.
+    public var changesTheDownload: Bool {
+        url != nil || headers != nil || connections != nil || filename != nil
+    }
+}

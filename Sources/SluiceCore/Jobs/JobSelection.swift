@@ -1,0 +1,47 @@
+/// Which jobs a bulk action (`POST /jobs/pause`, `POST /jobs/resume`, `DELETE /jobs`)
+/// acts on: those in some states (`?state=`), those named (`{"ids": [...]}`), or all.
+public enum JobSelection: Sendable, Equatable {
+    case all
+    case states(Set<JobState>)
+    case ids([String])
+
+    /// `?state=a,b`: known states only, else `invalid_field` naming `state`.
+    public static func states(parsing text: String) throws -> Set<JobState> {
+        try Set(
+            text.split(separator: ",", omittingEmptySubsequences: false).map { name in
+                guard let state = JobState(rawValue: String(name)) else {
+                    throw SluiceError(
+                        .invalidField,
+                        "state must be a comma-separated list of \(JobState.allCases.map(\.rawValue).joined(separator: ", "))",
+                        field: "state"
+                    )
+                }
+                return state
+            }
+        )
+    }
+
+    public func contains(_ job: JobSnapshot) -> Bool {
+        switch self {
+        case .all: true
+        case .states(let states): states.contains(job.state)
+        case .ids(let ids): ids.contains(job.id)
+        }
+    }
+}
+
+/// The body of a bulk action that names jobs: `{"ids": ["ID", ...]}`, 1 to 1000 of them.
+public struct JobIDList: Sendable, Equatable, Decodable {
+    public var ids: [String]
+
+    public init(from decoder: any Decoder) throws {
+        let body = try PatchBody(decoder, allowed: ["ids"])
+        guard let ids = try body.value([String].self, "ids") else {
+            throw SluiceError(.invalidField, "ids is required: a list of job ids", field: "ids")
+        }
+        guard (1...1000).contains(ids.count) else {
+            throw SluiceError(.invalidField, "ids must list 1 to 1000 jobs", field: "ids")
+        }
+        self.ids = ids
+    }
+}

@@ -1,0 +1,60 @@
+/// The queue's runtime settings (`GET` and `PATCH /queue`): stored, so they survive a
+/// restart; `serve`'s flags give them only the first time.
+public struct QueueSettings: Sendable, Equatable, Codable {
+    /// A paused queue starts no job; running jobs go on.
+    public var paused: Bool
+    /// How many downloads run at once, 1...64.
+    public var maxActive: Int
+    /// Bytes per second for all downloads together; nil for no limit.
+    public var limitRate: Int64?
+
+    public static let maxActiveRange = 1...64
+
+    public init(paused: Bool = false, maxActive: Int, limitRate: Int64? = nil) {
+        self.paused = paused
+        self.maxActive = maxActive
+        self.limitRate = limitRate
+    }
+}
+
+/// The body of `PATCH /queue`: any of `paused`, `maxActive`, `limitRate` (null removes the
+/// limit). Any other key, or a value out of range, is `invalid_field` naming it.
+public struct QueueSettingsPatch: Sendable, Equatable, Decodable {
+    public var paused: Bool?
+    public var maxActive: Int?
+    public var limitRate: Patched<Int64>?
+
+    public init(paused: Bool? = nil, maxActive: Int? = nil, limitRate: Patched<Int64>? = nil) {
+        self.paused = paused
+        self.maxActive = maxActive
+        self.limitRate = limitRate
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let body = try PatchBody(decoder, allowed: ["paused", "maxActive", "limitRate"])
+        paused = try body.value(Bool.self, "paused")
+        maxActive = try body.value(Int.self, "maxActive")
+        limitRate = try body.nullable(Int64.self, "limitRate")
+        if let maxActive, !QueueSettings.maxActiveRange.contains(maxActive) {
+            throw SluiceError(.invalidField, "maxActive must be between 1 and 64", field: "maxActive")
+        }
+        if case .set(let rate) = limitRate { try RateLimit.validate(rate, field: "limitRate") }
+    }
+
+    public func applied(to settings: QueueSettings) -> QueueSettings {
+        var settings = settings
+        if let paused { settings.paused = paused }
+        if let maxActive { settings.maxActive = maxActive }
+        if let limitRate { settings.limitRate = limitRate.value }
+        return settings
+    }
+}
+
+/// A byte rate a user sets (`limitRate`): whole bytes per second, at least 1.
+public enum RateLimit {
+    public static func validate(_ rate: Int64, field: String) throws {
+        guard rate >= 1 else {
+            throw SluiceError(.invalidField, "\(field) must be a whole number of bytes per second, at least 1, or null", field: field)
+        }
+    }
+}

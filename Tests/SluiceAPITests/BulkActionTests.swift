@@ -1,0 +1,68 @@
+import Foundation
+import SluiceTestSupport
+import Testing
+
+/// `POST /jobs/pause`, `POST /jobs/resume` and `DELETE /jobs`: many jobs at once.
+@Suite struct BulkActionTests {
+    @Test func pauseAndResumeByStateAndByIds() async throws {
+        try await ServiceHarness.with(maxActive: 1) { (service: ServiceHarness) async throws in
+            let running = try await service.create(["url": service.testdata("/testdata/64M?rate=4M")])["id"] as! String
+            try await service.waitFor(running) { $0["state"] as? String == "running" }
+            let queued = try await service.create(["url": service.testdata("/testdata/64M?rate=4M&seed=2")])["id"] as! String
+            let other = try await service.create(["url": service.testdata("/testdata/64M?rate=4M&seed=3")])["id"] as! String
+
+            let pausedQueued = try await service.request(.POST, "/jobs/pause?state=queued")
+            #expect(pausedQueued.status == 200)
+            let changed = (try pausedQueued.json()["jobs"] as! [[String: Any]]).map { $0["id"] as! String }
+            #expect(Set(changed) == [queued, other])
+            #expect(try await service.states()[running] == "running")
+
+            let resumedOne = try await service.send(.POST, "/jobs/resume", ["ids": [other]])
+            #expect((try resumedOne.json()["jobs"] as! [[String: Any]]).map { $0["id"] as! String } == [other])
+            #expect(try await service.states()[queued] == "paused")
+
+            // No filter: every job.
+            let all = try await service.request(.POST, "/jobs/pause")
+            #expect(Set((try all.json()["jobs"] as! [[String: Any]]).map { $0["id"] as! String }) == [running, other])
+            #expect(Set(try await service.states().values) == ["paused"])
+        }
+    }
+
+    @Test func deleteByStateRemovesOnlyThoseAndAWipeNeedsAFilter() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let done = try await service.create(["url": service.testdata("/testdata/10K"), "filename": "done.bin"])["id"] as! String
+            try await service.waitFor(done) { $0["state"] as? String == "completed" }
+            let failed = try await service.create(["url": service.testdata("/files/missing.bin")])["id"] as! String
+            try await service.waitFor(failed) { $0["state"] as? String == "failed" }
+            let kept = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String
+
+            for path in ["/jobs", "/jobs?state=", "/jobs?state=finished", "/jobs?state=completed&deleteFile=maybe"] {
+                let refused = try await service.request(.DELETE, path)
+                #expect(refused.status == 400, "\(path)")
+                #expect(refused.errorCode == "invalid_field", "\(path)")
+            }
+            #expect(try await service.states().count == 3)
+
+            let deleted = try await service.request(.DELETE, "/jobs?state=completed,failed&deleteFile=true")
+            #expect(deleted.status == 200)
+            #expect(try deleted.json()["deleted"] as? Int == 2)
+            #expect(try await service.states() == [kept: "paused"])
+            #expect(!FileManager.default.fileExists(atPath: service.data + "/documents/done.bin"))
+        }
+    }
+
+    @Test func unknownIdsOrStatesChangeNothing() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let id = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String
+            let unknown = try await service.send(.POST, "/jobs/resume", ["ids": [id, "nope"]])
+            #expect(unknown.status == 400)
+            #expect(unknown.errorField == "ids")
+            let badState = try await service.request(.POST, "/jobs/resume?state=sleeping")
+            #expect(badState.status == 400)
+            #expect(badState.errorField == "state")
+            let empty = try await service.send(.POST, "/jobs/pause", ["ids": []])
+            #expect(empty.status == 400)
+            #expect(try await service.states() == [id: "paused"])
+        }
+    }
+}

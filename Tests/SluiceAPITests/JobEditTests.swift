@@ -1,0 +1,124 @@
+import Foundation
+import SluiceTestSupport
+import Testing
+
+/// `PATCH /jobs/ID`: a job changed while it waits or runs, a link swapped for a fresh one.
+@Suite struct JobEditTests {
+    static let size = 32 << 20
+
+    /// A running job on a slow URL (8 MiB/s, one connection) with at least 8 MiB on disk.
+    func halfDone(_ service: ServiceHarness, seed: Int) async throws -> String {
+        let id = try await service.create(["url": service.testdata("/testdata/32M?seed=\(seed)&rate=8M"), "connections": 1])["id"] as! String
+        try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) >= 8 << 20 }
+        return id
+    }
+
+    @Test func aNewURLServingTheSameFileKeepsTheBytes() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let id = try await halfDone(service, seed: 5)
+            // The same file (same length, same ETag) at another URL, served at full speed.
+            let edited = try await service.send(.PATCH, "/jobs/\(id)", ["url": service.testdata("/testdata/32M?seed=5&cut=0")])
+            #expect(edited.status == 200, "\(String(decoding: edited.body, as: UTF8.self))")
+            #expect(try edited.json()["url"] as? String == service.testdata("/testdata/32M?seed=5&cut=0"))
+            #expect(try edited.json()["bytesDone"] as? Int ?? 0 >= 8 << 20)
+            let done = try await service.waitFor(id) { $0["state"] as? String == "completed" }
+            #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: Int64(Self.size), seed: 5))
+            // Nothing was fetched twice: the origin sent the file once, plus what was in
+            // flight when the first run stopped (a restart would send 8 MiB or more again).
+            let served = try await service.originBytesServed()
+            #expect(served < Self.size + (4 << 20), "\(served) bytes served for a \(Self.size)-byte file")
+        }
+    }
+
+    @Test func aNewURLServingAnotherFileRestartsOrWithKeepBytesIsRefused() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let id = try await halfDone(service, seed: 6)
+            let other = service.testdata("/testdata/32M?seed=7")
+            let refused = try await service.send(.PATCH, "/jobs/\(id)", ["url": other, "keepBytes": true, "priority": 5])
+            #expect(refused.status == 409)
+            #expect(refused.errorCode == "remote_changed")
+            let unchanged = try await service.job(id)
+            #expect(unchanged["url"] as? String == service.testdata("/testdata/32M?seed=6&rate=8M"))
+            #expect(unchanged["priority"] as? Int == 0)
+
+            let restarted = try await service.send(.PATCH, "/jobs/\(id)", ["url": other])
+            #expect(restarted.status == 200)
+            let done = try await service.waitFor(id) { $0["state"] as? String == "completed" }
+            #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: Int64(Self.size), seed: 7))
+            #expect(try await service.originBytesServed() >= Self.size + (8 << 20))
+        }
+    }
+
+    @Test func aRunningJobTakesNewPriorityConnectionsRateAndHeaders() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let id = try await service.create(["url": service.testdata("/testdata/32M?rate=8M&seed=8"), "connections": 1])["id"] as! String
+            try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
+            let edited = try await service.send(
+                .PATCH, "/jobs/\(id)",
+                ["priority": 7, "connections": 4, "limitRate": 64 << 20, "headers": ["X-Trace": "1"], "filename": "renamed.bin"]
+            )
+            #expect(edited.status == 200)
+            let job = try edited.json()
+            #expect(job["priority"] as? Int == 7)
+            #expect(job["connections"] as? Int == 4)
+            #expect(job["limitRate"] as? Int == 64 << 20)
+            #expect(job["state"] as? String == "running")
+            let segments = try await service.request(.GET, "/jobs/\(id)/segments")
+            #expect(segments.status == 200)
+            try await service.eventually("four connections fetch") {
+                let list = try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body) as! [[String: Any]]
+                return list.filter { $0["active"] as? Bool == true }.count > 1
+            }
+            let done = try await service.waitFor(id) { $0["state"] as? String == "completed" }
+            #expect(done["path"] as? String == "renamed.bin")
+            #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: Int64(Self.size), seed: 8))
+            let finished = try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body) as! [[String: Any]]
+            #expect(finished.count == 1)
+            #expect(finished.first?["done"] as? Int == Self.size)
+        }
+    }
+
+    @Test func completedJobsUnknownFieldsAndBadValuesAreRefused() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let done = try await service.create(["url": service.testdata("/testdata/10K")])["id"] as! String
+            try await service.waitFor(done) { $0["state"] as? String == "completed" }
+            let completed = try await service.send(.PATCH, "/jobs/\(done)", ["priority": 1])
+            #expect(completed.status == 409)
+            #expect(try await service.job(done)["priority"] as? Int == 0)
+
+            let paused = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String
+            let before = try await service.job(paused)
+            for (body, field) in [
+                (["state": "running"], "state"), (["connections": 0], "connections"), (["limitRate": 0], "limitRate"),
+                (["priority": "high"], "priority"), (["filename": "a/b"], "filename"),
+            ] as [([String: Any], String)] {
+                let reply = try await service.send(.PATCH, "/jobs/\(paused)", body)
+                #expect(reply.status == 400, "\(body)")
+                #expect(reply.errorField == field, "\(body)")
+            }
+            var after = try await service.job(paused)
+            after["updatedAt"] = before["updatedAt"]
+            #expect(NSDictionary(dictionary: after) == NSDictionary(dictionary: before))
+            #expect(try await service.send(.PATCH, "/jobs/nope", ["priority": 1]).status == 404)
+        }
+    }
+
+    @Test func anIdempotencyKeyReturnsTheFirstJob() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: ["url": service.testdata("/testdata/1M"), "paused": true]), as: UTF8.self)
+            let first = try await service.request(.POST, "/jobs", json: body, headers: ["Idempotency-Key": "nightly-42"])
+            #expect(first.status == 201)
+            #expect(first.headers.first(name: "Idempotent-Replayed") == nil)
+            let again = try await service.request(.POST, "/jobs", json: body, headers: ["Idempotency-Key": "nightly-42"])
+            #expect(again.status == 200)
+            #expect(again.headers.first(name: "Idempotent-Replayed") == "true")
+            #expect(try again.json()["id"] as? String == (try first.json()["id"] as? String))
+            let other = try await service.request(.POST, "/jobs", json: body, headers: ["Idempotency-Key": "nightly-43"])
+            #expect(other.status == 201)
+            let bad = try await service.request(.POST, "/jobs", json: body, headers: ["Idempotency-Key": "has space"])
+            #expect(bad.status == 400)
+            #expect(bad.errorField == "Idempotency-Key")
+            #expect(try await service.states().count == 2)
+        }
+    }
+}
