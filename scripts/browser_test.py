@@ -530,6 +530,115 @@ def run(results, shots, root):
             del live
         results.step("token", token)
 
+        def queue_controls():
+            driver.get(main_server.url + "/")
+            page.wait_live()
+            base = main_server.url
+
+            def queue():
+                return main_server.request("GET", "/queue")[1]
+
+            def click(selector):
+                element = driver.find_element(By.CSS_SELECTOR, selector)
+                driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+                element.click()
+
+            def panel_status():
+                return page.js("return document.querySelector('#queue-form [data-role=status]').textContent")
+
+            # The switch pauses the queue: a new job waits, running ones go on; on again, it runs.
+            page.wait(lambda: page.js("return document.querySelector('#queue-running').checked"), 5, "switch not on")
+            click("#queue-running")
+            page.wait(lambda: queue()["paused"] is True, 5, "queue not paused")
+            held = main_server.create(url=f"{base}/testdata/1M?seed=11", filename="held.bin")
+            page.wait(lambda: (page.row("held.bin") or {}).get("state") == "queued", 5, "held job not shown")
+            results.check("the queue switch pauses the queue: a new job stays queued",
+                          main_server.job(held["id"])["state"] == "queued" and "paused" in panel_status(), panel_status())
+            click("#queue-running")
+            page.wait(lambda: (page.row("held.bin") or {}).get("state") == "completed", 10, "held job never ran")
+            results.check("switching the queue on again runs the waiting job", queue()["paused"] is False)
+
+            # At once and the speed limit, applied; a bad value changes nothing.
+            page.fill("#queue-max-active", "5")
+            page.fill("#queue-rate", "2")
+            click("#queue-form button[type=submit]")
+            page.wait(lambda: queue()["maxActive"] == 5, 5, "maxActive not applied")
+            results.check("max-active and the speed limit are applied to the service",
+                          queue()["limitRate"] == 2 * MiB, queue())
+            page.fill("#queue-max-active", "0")
+            click("#queue-form button[type=submit]")
+            page.wait(lambda: "1 to 64" in panel_status(), 5, "no error for at once = 0")
+            results.check("an invalid max-active is reported and changes nothing", queue()["maxActive"] == 5, queue())
+            page.fill("#queue-max-active", "3")
+            page.fill("#queue-rate", "")
+            click("#queue-form button[type=submit]")
+            page.wait(lambda: queue()["limitRate"] is None and queue()["maxActive"] == 3, 5, "limits not cleared")
+            results.check("an empty speed limit removes it", True)
+
+            # A job's details: its dependencies, a priority edit, the file map, a new URL.
+            first = main_server.create(url=f"{base}/testdata/1M?seed=12", filename="first.bin", paused=True)
+            second = main_server.create(url=f"{base}/testdata/1M?seed=13", filename="second.bin", after=[first["id"]])
+            page.wait(lambda: "waiting for 1 other job" in ((page.row("second.bin") or {}).get("eta") or ""), 5,
+                      "row does not say it waits")
+            results.check("a job waiting for another says so in its row", True)
+            click(f'#jobs > li[data-id="{second["id"]}"] [data-part=details]')
+            page.wait(lambda: page.js("return document.querySelector('#job-dialog').open"), 5, "no details dialog")
+            waiting = page.js("return document.querySelector('#job-dialog [data-role=waiting]').textContent")
+            results.check("the details dialog names the job it waits for", first["id"] in waiting, waiting)
+            page.fill("#job-priority", "5")
+            click("#job-dialog button[type=submit]")
+            page.wait(lambda: not page.js("return document.querySelector('#job-dialog').open"), 5, "dialog not closed")
+            results.check("editing the priority in the dialog changes the job", main_server.job(second["id"])["priority"] == 5)
+            main_server.request("POST", f"/jobs/{first['id']}/resume")
+            page.wait(lambda: (page.row("second.bin") or {}).get("state") == "completed", 10, "dependent never ran")
+            results.check("the dependent job runs once its dependency completed", True)
+
+            slow = main_server.create(url=f"{base}/testdata/64M?rate=1M&seed=14", filename="retarget.bin", connections=4)
+            page.wait(lambda: (page.row("retarget.bin") or {}).get("state") == "running", 10, "retarget job not running")
+            click(f'#jobs > li[data-id="{slow["id"]}"] [data-part=details]')
+            page.wait(lambda: page.js("return Number(document.querySelector('#job-dialog [data-role=segments]')"
+                                      ".dataset.active || 0)") >= 2, 10, "no live segments")
+            page.shot("11-job-details.png")
+            results.check("the file map shows segments being fetched by several connections", True)
+            page.fill("#job-url", f"{base}/testdata/64M?seed=15")
+            click("#job-keep-bytes")
+            click("#job-dialog button[type=submit]")
+            page.wait(lambda: page.js("const e = document.querySelector('#job-dialog [data-role=error]');"
+                                      "return e.hidden ? '' : e.textContent"), 10, "no error for another file")
+            results.check("a new URL serving another file is refused with keep-bytes, the dialog says why",
+                          main_server.job(slow["id"])["url"].endswith("seed=14"))
+            before = main_server.job(slow["id"])["bytesDone"]
+            page.fill("#job-url", f"{base}/testdata/64M?seed=14")
+            click("#job-dialog button[type=submit]")
+            page.wait(lambda: not page.js("return document.querySelector('#job-dialog').open"), 10, "dialog not closed")
+            job = main_server.job(slow["id"])
+            results.check("a fresh URL for the same file keeps the bytes already downloaded",
+                          job["url"].endswith("seed=14") and not job["url"].endswith("rate=1M&seed=14")
+                          and job["bytesDone"] >= before, (before, job["bytesDone"], job["url"]))
+            page.wait(lambda: (page.row("retarget.bin") or {}).get("state") == "completed", 20, "retargeted job never done")
+
+            # Bulk actions.
+            main_server.create(url=f"{base}/testdata/64M?rate=1M&seed=16", filename="bulk-a.bin")
+            main_server.create(url=f"{base}/testdata/64M?rate=1M&seed=17", filename="bulk-b.bin", paused=True)
+            page.wait(lambda: (page.row("bulk-a.bin") or {}).get("state") == "running", 10, "bulk-a not running")
+            click("#bulk-actions [data-bulk=pause]")
+            page.wait(lambda: (page.row("bulk-a.bin") or {}).get("state") == "paused", 5, "pause all did not pause")
+            results.check("Pause all pauses every job", not any(
+                j["state"] in ("running", "queued") for j in main_server.request("GET", "/jobs")[1]["jobs"]))
+            click("#bulk-actions [data-bulk=resume]")
+            page.wait(lambda: (page.row("bulk-b.bin") or {}).get("state") == "running", 10, "resume all did not resume")
+            results.check("Resume all resumes the paused jobs", True)
+            click("#bulk-actions [data-bulk=pause]")
+            page.wait(lambda: (page.row("bulk-b.bin") or {}).get("state") == "paused", 5, "pause all did not pause")
+            click("#bulk-actions [data-bulk=clear]")
+            page.wait(lambda: page.row("retarget.bin") is None, 5, "finished rows still shown")
+            left = {j["state"] for j in main_server.request("GET", "/jobs")[1]["jobs"]}
+            results.check("Clear finished removes completed and failed jobs only",
+                          not (left & {"completed", "failed"}) and page.row("bulk-a.bin") is not None, left)
+            errors = page.severe_logs()
+            results.check("no JavaScript errors in the queue controls and job details", not errors, errors)
+        results.step("queue controls", queue_controls)
+
         results.check("token service stops on SIGTERM with exit 0", token_server.stop() == 0)
         results.check("main service stops on SIGTERM with exit 0", main_server.stop() == 0)
     finally:

@@ -98,7 +98,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard configuration.maxConnections >= 16 else { throw ValidationError("--max-connections must be at least 16") }
         guard (0...65535).contains(configuration.port) else { throw ValidationError("--port must be 0...65535") }
-        guard configuration.maxActive >= 1 else { throw ValidationError("--max-active must be at least 1") }
+        guard QueueSettings.maxActiveRange.contains(configuration.maxActive) else {
+            throw ValidationError("--max-active must be between 1 and 64")
+        }
         if !configuration.isLoopbackBind, configuration.token == nil, !(insecureNoAuth || Environment.flag("SLUICE_INSECURE_NO_AUTH")) {
             throw ValidationError(
                 "refusing to listen on \(configuration.host) without a token: set --token or SLUICE_TOKEN, "

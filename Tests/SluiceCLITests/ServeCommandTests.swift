@@ -79,7 +79,7 @@ import Testing
 
     @Test func badConfigurationIsAClearError() async throws {
         for environment in [
-            ["SLUICE_PORT": "eighty"], ["SLUICE_MAX_ACTIVE": "0"], ["SLUICE_LIMIT_RATE": "fast"],
+            ["SLUICE_PORT": "eighty"], ["SLUICE_MAX_ACTIVE": "0"], ["SLUICE_MAX_ACTIVE": "65"], ["SLUICE_LIMIT_RATE": "fast"],
             ["SLUICE_ALLOW_PRIVATE_NETWORKS": "maybe"], ["SLUICE_MAX_CONNECTIONS": "1"], ["SLUICE_MIN_FREE_SPACE": "lots"],
         ] {
             let run = try ChildProcess(arguments: ["serve", "--data", NSTemporaryDirectory() + "unused"], environment: environment)

@@ -91,3 +91,21 @@ import Testing
         #expect(running.state == .queued)
     }
 }
+
+@Suite struct QueueInputEdgeTests {
+    /// Found by schemathesis: ids of up to 64 code points that take more UTF-8 bytes, and
+    /// ids that differ only by canonical equivalence, are valid JSON Schema and were refused.
+    @Test func afterCountsAndComparesCodePoints() throws {
+        let long = String(repeating: "é", count: 64)
+        #expect(throws: Never.self) { try CreateJobRequest.validateAfter([long]) }
+        #expect(throws: Never.self) { try CreateJobRequest.validateAfter(["\u{00C8}", "E\u{0300}"]) }
+        #expect(throws: SluiceError.self) { try CreateJobRequest.validateAfter([String(repeating: "a", count: 65)]) }
+        #expect(throws: SluiceError.self) { try CreateJobRequest.validateAfter(["a", "a"]) }
+    }
+
+    /// Found by schemathesis: `?state=,failed` worked before bulk actions shared the parser.
+    @Test func emptyStateItemsAreSkipped() throws {
+        #expect(try JobSelection.states(parsing: ",failed,running") == [.failed, .running])
+        #expect(throws: SluiceError.self) { try JobSelection.states(parsing: "failed,sleeping") }
+    }
+}

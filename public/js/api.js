@@ -48,6 +48,38 @@ export class Api {
         return this.request("DELETE", `jobs/${encodeURIComponent(id)}${query}`);
     }
 
+    editJob(id, changes) {
+        return this.request("PATCH", `jobs/${encodeURIComponent(id)}`, changes);
+    }
+
+    segments(id) {
+        return this.request("GET", `jobs/${encodeURIComponent(id)}/segments`);
+    }
+
+    getQueue() {
+        return this.request("GET", "queue");
+    }
+
+    updateQueue(changes) {
+        return this.request("PATCH", "queue", changes);
+    }
+
+    /** Pauses every job (or those in `state`, e.g. "queued,running"). */
+    pauseAll(state) {
+        return this.request("POST", state ? `jobs/pause?state=${encodeURIComponent(state)}` : "jobs/pause");
+    }
+
+    resumeAll(state) {
+        return this.request("POST", state ? `jobs/resume?state=${encodeURIComponent(state)}` : "jobs/resume");
+    }
+
+    /** Deletes every job in `state` (required: the service refuses to wipe everything). */
+    deleteAll(state, { deleteFile = false } = {}) {
+        const query = new URLSearchParams({ state });
+        if (deleteFile) query.set("deleteFile", "true");
+        return this.request("DELETE", `jobs?${query}`);
+    }
+
     /** Headers for a request of our own (the event stream, file downloads). */
     authHeaders() {
         const token = this.#tokens.get();
@@ -92,11 +124,13 @@ export class Api {
             }
             if (!response.ok) {
                 const error = json?.error;
-                throw new ApiError(
+                const failure = new ApiError(
                     response.status,
                     error?.code ?? "http_status",
                     error?.message ?? `The service answered ${response.status} ${response.statusText}.`
                 );
+                failure.field = error?.field ?? null;
+                throw failure;
             }
             return json;
         }

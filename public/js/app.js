@@ -6,8 +6,10 @@ import { ConnectionStatus } from "./connection-status.js";
 import { DeleteDialog } from "./delete-dialog.js";
 import { EventStream } from "./events.js";
 import { downloadWithToken } from "./file-download.js";
+import { JobDialog } from "./job-dialog.js";
 import { JobRow } from "./job-row.js";
 import { JobsView, STATES } from "./jobs-view.js";
+import { QueuePanel } from "./queue-panel.js";
 import { TokenPrompt, TokenStore } from "./token.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -22,6 +24,8 @@ const counts = { all: $("[data-count=all]") };
 for (const state of STATES) counts[state] = $(`[data-count=${state}]`);
 const view = new JobsView({ list, template: $("#job-template"), empty: $("#jobs-empty"), counts });
 const notice = $("#notice");
+const jobDialog = new JobDialog($("#job-dialog"), api, (job) => view.upsert(job));
+const queuePanel = new QueuePanel($("#queue-form"), $("#bulk-actions"), api, say);
 
 // MARK: Live events
 
@@ -33,6 +37,7 @@ const stream = new EventStream("events", api, {
         if (type === "job" && data?.id) {
             seenSinceOpen.add(data.id);
             view.upsert(data);
+            if (jobDialog.jobID === data.id) jobDialog.update(data);
         } else if (type === "removed" && data?.id) {
             view.remove(data.id);
         }
@@ -40,6 +45,7 @@ const stream = new EventStream("events", api, {
     onOpen(reconnected) {
         seenSinceOpen = new Set();
         if (reconnected) forgetJobsDeletedMeanwhile();
+        queuePanel.load();
     },
     onStatus(state, detail) {
         status.show(state, detail);
@@ -89,6 +95,7 @@ list.addEventListener("click", async (event) => {
     if (row.busy) return;
     const { action } = target.dataset;
     if (action === "delete") return confirmDelete(row);
+    if (action === "details") return jobDialog.open(row.job, target);
     row.setBusy(true);
     try {
         await runAction(async () => view.upsert(await (action === "pause" ? api.pause(row.job.id) : api.resume(row.job.id))));

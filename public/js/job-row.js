@@ -33,6 +33,7 @@ export class JobRow {
             eta: $("eta"),
             error: $("error"),
             toggle: $("toggle"),
+            details: $("details"),
             remove: $("delete"),
         };
     }
@@ -65,6 +66,7 @@ export class JobRow {
             p.link.textContent = name;
             p.progress.setAttribute("aria-label", `Progress of ${name}`);
             p.remove.setAttribute("aria-label", `Delete ${name}`);
+            p.details.setAttribute("aria-label", `Details of ${name}`);
         });
         this.#set("url", job.url, (url) => (this.element.title = url));
         this.#set("path", completed ? job.path : "", (path) => {
@@ -123,8 +125,11 @@ export class JobRow {
     }
 }
 
-/** Why a queued job waits: for a slot, or until the time its server asked it to retry. */
+/** Why a queued job waits: for other jobs, for a slot, or until its server's retry time. */
 function queuedText(job) {
+    const waiting = job.waitingFor ?? [];
+    if (waiting.length === 1) return "waiting for 1 other job";
+    if (waiting.length > 1) return `waiting for ${waiting.length} other jobs`;
     if (!job.retryAt) return "waiting for a free slot";
     const at = new Date(job.retryAt);
     if (Number.isNaN(at.getTime())) return "waiting for a free slot";

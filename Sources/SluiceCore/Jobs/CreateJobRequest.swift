@@ -105,7 +105,10 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         guard after.count <= 64 else {
             throw SluiceError(.invalidField, "after: at most 64 jobs", field: "after")
         }
-        guard Set(after).count == after.count, after.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 }) else {
+        // Compared and counted by code point, as JSON Schema's uniqueItems and maxLength do
+        // (Swift's String equality would take canonically equivalent ids for the same).
+        let scalars = after.map { Array($0.unicodeScalars) }
+        guard Set(scalars).count == after.count, scalars.allSatisfy({ !$0.isEmpty && $0.count <= 64 }) else {
             throw SluiceError(.invalidField, "after must list job ids, each once", field: "after")
         }
     }

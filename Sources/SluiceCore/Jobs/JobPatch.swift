@@ -1,4 +1,4 @@
-/// The body of `PATCH /jobs/ID`: any of `url`, `headers`, `priority`, `connections`,
+/// The body of `PATCH /jobs/ID`: any of `url`, `headers` (null for none), `priority`, `connections`,
 /// `limitRate` (null removes it), `after`, `filename` (null goes back to the remote's
 /// name), and `keepBytes`, which makes a new `url` that does not serve the same file a
 /// 409 instead of a restart. Each value is validated as at creation; another key is
@@ -39,7 +39,8 @@ public struct JobPatch: Sendable, Equatable, Decodable {
         } catch {
             throw SluiceError(.invalidURL, "url must be a string holding an absolute http or https URL", field: "url")
         }
-        headers = try body.value([String: String].self, "headers")
+        // null: no extra headers any more.
+        headers = try body.nullable([String: String].self, "headers").map { $0.value ?? [:] }
         priority = try body.value(Int.self, "priority")
         connections = try body.value(Int.self, "connections")
         limitRate = try body.nullable(Int64.self, "limitRate")

@@ -5,10 +5,11 @@ public enum JobSelection: Sendable, Equatable {
     case states(Set<JobState>)
     case ids([String])
 
-    /// `?state=a,b`: known states only, else `invalid_field` naming `state`.
+    /// `?state=a,b`: known states only, else `invalid_field` naming `state`. Empty items
+    /// are skipped (`,failed,` is `failed`), as the spec's pattern allows.
     public static func states(parsing text: String) throws -> Set<JobState> {
         try Set(
-            text.split(separator: ",", omittingEmptySubsequences: false).map { name in
+            text.split(separator: ",").map { name in
                 guard let state = JobState(rawValue: String(name)) else {
                     throw SluiceError(
                         .invalidField,

@@ -1,0 +1,153 @@
+// One job in detail: its URL, priority and dependencies, editable (PATCH /jobs/ID), and a
+// map of its file: which ranges are on disk and which are being fetched, refreshed while
+// the dialog is open.
+
+import { formatBytes } from "./format.js";
+
+const REFRESH_MS = 500;
+
+export class JobDialog {
+    #dialog;
+    #api;
+    #onChange;
+    #job = null;
+    #timer = null;
+
+    /**
+     * @param {HTMLDialogElement} dialog
+     * @param {import("./api.js").Api} api
+     * @param {(job: object) => void} onChange called with the job an edit returned
+     */
+    constructor(dialog, api, onChange) {
+        this.#dialog = dialog;
+        this.#api = api;
+        this.#onChange = onChange;
+        const form = dialog.querySelector("form");
+        form.addEventListener("submit", (event) => {
+            event.preventDefault();
+            this.#save();
+        });
+        dialog.querySelector("[data-action=close]").addEventListener("click", () => dialog.close());
+        dialog.addEventListener("close", () => this.#stop());
+    }
+
+    /** Opens the dialog on `job`; `opener` gets the focus back when it closes. */
+    open(job, opener) {
+        this.#job = job;
+        const $ = (name) => this.#dialog.querySelector(`[data-role=${name}]`);
+        $("title").textContent = job.filename ?? job.url;
+        $("id").textContent = job.id;
+        this.#field("url").value = job.url;
+        this.#field("priority").value = String(job.priority);
+        this.#field("after").value = job.after.join(", ");
+        this.#field("keepBytes").checked = false;
+        this.#error("");
+        const editable = job.state !== "completed";
+        for (const input of this.#dialog.querySelectorAll("[data-edit]")) input.disabled = !editable;
+        this.update(job);
+        this.#dialog.addEventListener("close", () => opener?.focus(), { once: true });
+        this.#dialog.showModal();
+        this.#refresh();
+    }
+
+    get jobID() {
+        return this.#dialog.open ? this.#job?.id : undefined;
+    }
+
+    /** A newer version of the shown job (from the event stream). */
+    update(job) {
+        this.#job = job;
+        const waiting = job.waitingFor.length
+            ? `Waits for ${job.waitingFor.join(", ")}.`
+            : job.after.length
+              ? "Its dependencies have completed."
+              : "No dependencies.";
+        this.#dialog.querySelector("[data-role=waiting]").textContent = waiting;
+        this.#dialog.querySelector("[data-role=state]").textContent = job.state;
+    }
+
+    #field(name) {
+        return this.#dialog.querySelector(`[name=${name}]`);
+    }
+
+    #error(message) {
+        const error = this.#dialog.querySelector("[data-role=error]");
+        error.textContent = message;
+        error.hidden = !message;
+    }
+
+    async #save() {
+        const job = this.#job;
+        const changes = {};
+        const url = this.#field("url").value.trim();
+        if (url !== job.url) changes.url = url;
+        const priority = Number(this.#field("priority").value);
+        if (!Number.isInteger(priority)) return this.#error("Priority must be a whole number.");
+        if (priority !== job.priority) changes.priority = priority;
+        const after = this.#field("after").value.split(/[\s,]+/).filter(Boolean);
+        if (after.join(",") !== job.after.join(",")) changes.after = after;
+        if (changes.url && this.#field("keepBytes").checked) changes.keepBytes = true;
+        if (Object.keys(changes).length === 0) return this.#dialog.close();
+        try {
+            const updated = await this.#api.editJob(job.id, changes);
+            this.#onChange(updated);
+            this.#dialog.close();
+        } catch (error) {
+            this.#error(error.message);
+            const field = { url: "url", priority: "priority", after: "after" }[error.field];
+            if (field) this.#field(field).focus();
+        }
+    }
+
+    async #refresh() {
+        const id = this.#job?.id;
+        if (!this.#dialog.open || !id) return;
+        try {
+            this.#render(await this.#api.segments(id));
+        } catch {
+            // Deleted meanwhile, or the service is away: the map keeps what it showed.
+        }
+        if (this.#dialog.open && this.#job?.id === id) this.#timer = setTimeout(() => this.#refresh(), REFRESH_MS);
+    }
+
+    #stop() {
+        clearTimeout(this.#timer);
+        this.#timer = null;
+    }
+
+    #render(segments) {
+        const map = this.#dialog.querySelector("[data-role=segments]");
+        const summary = this.#dialog.querySelector("[data-role=segments-summary]");
+        const total = segments.length ? segments[segments.length - 1].end : 0;
+        const bars = [];
+        let done = 0;
+        let active = 0;
+        for (const segment of segments) {
+            done += segment.done;
+            if (segment.active) active += 1;
+            if (total === 0) continue;
+            const left = (segment.start / total) * 100;
+            const width = ((segment.end - segment.start) / total) * 100;
+            const filled = segment.end > segment.start ? (segment.done / (segment.end - segment.start)) * 100 : 0;
+            bars.push({ left, width, filled, active: segment.active });
+        }
+        map.replaceChildren(
+            ...bars.map(({ left, width, filled, active }) => {
+                const part = document.createElement("span");
+                part.className = active ? "segment active" : "segment";
+                part.style.left = `${left}%`;
+                part.style.width = `${width}%`;
+                const fill = document.createElement("span");
+                fill.className = "segment-done";
+                fill.style.width = `${filled}%`;
+                part.append(fill);
+                return part;
+            })
+        );
+        map.dataset.segments = String(segments.length);
+        map.dataset.active = String(active);
+        summary.textContent = segments.length
+            ? `${segments.length} segments, ${formatBytes(done)} of ${formatBytes(total)} on disk, ${active} being fetched`
+            : "Nothing on disk yet.";
+    }
+}
