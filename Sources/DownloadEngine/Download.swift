@@ -232,7 +232,8 @@ public final class Download: Sendable {
     private func stallFloor() -> Int64 {
         var floor = options.minimumRate
         if let rate = options.rateLimiter?.effectiveBytesPerSecond {
-            floor = min(floor, Int64(rate) / Int64(4 * options.connections))
+            // Compared as doubles: a rate near Int64.max must not trap in a conversion.
+            floor = min(floor, Int64(min(Double(floor), rate / Double(4 * options.connections))))
         }
         return floor
     }

@@ -11,7 +11,13 @@ public final class RateLimiter: Sendable {
         var bytesPerSecond: Double?
         /// When the next byte may go, as time since the clock started.
         var next: Duration?
+        /// Counts rate changes: a wait reserved under an older rate is reserved again.
+        var generation = 0
     }
+
+    /// The longest single sleep: a wait reserved under a slow rate notices a new rate
+    /// within this much.
+    static let longestSleep: Duration = .milliseconds(250)
 
     private let clock: ElapsedClock
     private let timeline: Mutex<Timeline>
@@ -34,26 +40,36 @@ public final class RateLimiter: Sendable {
         }
     }
 
-    /// A new rate for the bytes from now on; nil for none.
+    /// A new rate for the bytes from now on; nil for none. Writers waiting under the old
+    /// rate reserve their slot again under the new one.
     public func setRate(_ bytesPerSecond: Int64?) {
         timeline.withLock {
             $0.bytesPerSecond = bytesPerSecond.map { Double(max(1, $0)) }
             $0.next = nil
+            $0.generation &+= 1
         }
     }
 
     /// Waits until `bytes` more may be sent, here and in every parent.
     public func consume(_ bytes: Int) async throws {
-        let now = clock.elapsed()
-        let slot = timeline.withLock { timeline -> Duration? in
-            guard let rate = timeline.bytesPerSecond else { return nil }
-            // An idle limiter does not bank more than a tenth of a second's worth.
-            let earliest = now - .seconds(0.1)
-            let start = max(timeline.next ?? earliest, earliest)
-            timeline.next = start + .seconds(Double(bytes) / rate)
-            return start
+        reserve: while true {
+            var now = clock.elapsed()
+            let (slot, generation) = timeline.withLock { timeline -> (Duration?, Int) in
+                guard let rate = timeline.bytesPerSecond else { return (nil, timeline.generation) }
+                // An idle limiter does not bank more than a tenth of a second's worth.
+                let earliest = now - .seconds(0.1)
+                let start = max(timeline.next ?? earliest, earliest)
+                timeline.next = start + .seconds(Double(bytes) / rate)
+                return (start, timeline.generation)
+            }
+            guard let slot else { break }
+            while slot > now {
+                try await clock.sleep(min(slot - now, Self.longestSleep))
+                if timeline.withLock({ $0.generation }) != generation { continue reserve }
+                now = clock.elapsed()
+            }
+            break
         }
-        if let slot, slot > now { try await clock.sleep(slot - now) }
         try await parent?.consume(bytes)
     }
 }

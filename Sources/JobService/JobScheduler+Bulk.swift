@@ -8,20 +8,38 @@ extension JobScheduler {
     /// Pauses every selected job that a pause changes; returns those, as they are now. Named
     /// jobs must all exist, or nothing changes.
     public func pauseAll(_ selection: JobSelection) throws -> [JobSnapshot] {
-        try bulk(selection) { $0.pauseRequested() }
+        holdsScheduling = true
+        defer {
+            holdsScheduling = false
+            schedule()
+        }
+        return try bulk(selection) { $0.pauseRequested() }
     }
 
     /// Resumes every selected job that a resume changes; returns those.
     public func resumeAll(_ selection: JobSelection) throws -> [JobSnapshot] {
         let ids = try selected(selection).filter { [.paused, .failed].contains(jobs[$0]!.state) }
+        holdsScheduling = true
+        defer {
+            holdsScheduling = false
+            schedule()
+        }
         return try ids.map { try resume(id: $0) }
     }
 
-    /// Deletes every job in `states`; returns how many.
+    /// Deletes every job in `states` (each still in one of them when its turn comes);
+    /// returns how many.
     public func deleteAll(states: Set<JobState>, deleteFile: Bool) async throws -> Int {
-        let ids = try selected(.states(states))
+        let selection = JobSelection.states(states)
+        let ids = try selected(selection)
+        holdsScheduling = true
+        defer {
+            holdsScheduling = false
+            schedule()
+        }
         var count = 0
-        for id in ids where jobs[id] != nil {
+        for id in ids {
+            guard let job = jobs[id], selection.contains(job) else { continue }
             try await delete(id: id, deleteFile: deleteFile)
             count += 1
         }

@@ -10,41 +10,68 @@ extension JobScheduler {
     /// on under the new values when what its download was started with changed (URL,
     /// headers, connections, name); a new priority or rate needs no stop. A new URL for a
     /// job with bytes on disk is probed first: the bytes are kept when it serves the same
-    /// file (same length, same strong validator), dropped otherwise, or with `keepBytes`
-    /// the edit is refused (409 `remote_changed`) and nothing changes.
+    /// file (same length, same strong validator), dropped when it serves another, or with
+    /// `keepBytes` the edit is refused (409 `remote_changed`) and nothing changes.
+    ///
+    /// An edit may wait (for the run to checkpoint, for the probe): meanwhile the job is
+    /// marked as being edited, the queue neither starts it nor gives its slot away, and a
+    /// second edit of it is refused (409). Pauses, resumes and deletes still apply; the job
+    /// is read again after every wait.
     public func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot {
+        guard !editing.contains(id) else {
+            throw SluiceError(.invalidTransition, "job \(id) is being edited; try again when that edit is done")
+        }
+        editing.insert(id)
+        let outcome: Result<Void, any Error>
+        do {
+            try await applyEdit(id: id, patch)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        editing.remove(id)
+        // A run the edit stopped goes on (under the new values, or as it was when the edit
+        // was refused), unless it must now wait for other jobs.
+        if var job = jobs[id], job.state == .running, running[id] == nil {
+            if job.after.allSatisfy({ jobs[$0]?.state == .completed }) {
+                startDownload(job)
+            } else {
+                job.state = .queued
+                update(job)
+            }
+        }
+        schedule()
+        try outcome.get()
+        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        return job
+    }
+
+    private func applyEdit(id: String, _ patch: JobPatch) async throws {
         var job = try editable(id)
         try checkDependencies(patch.after, of: id)
         if let url = patch.url, url != job.url, let refusal = client.literalRefusal(for: url) { throw refusal }
         // A run whose URL, headers, connections or name change ends first, after its
-        // checkpoint, so that the checkpoint judged and kept below is the newest. Other
-        // calls may act on the job while this one waits: it is read again after each wait.
-        let stopsRun = running[id] != nil && patch.changesTheDownload
-        if stopsRun {
+        // checkpoint, so that the checkpoint judged and kept below is the newest.
+        if running[id] != nil, patch.changesTheDownload {
             stop(id)
             await stopping[id]?.value
-        }
-        do {
             job = try editable(id)
             try checkDependencies(patch.after, of: id)
-            if let url = patch.url, url != job.url, let checkpoint = try repository.checkpoint(id: id), !checkpoint.written.isEmpty {
-                let bytes = try await retarget(checkpoint, to: url, headers: patch.headers ?? job.headers, keepBytes: patch.keepBytes)
-                job = try editable(id)
-                switch bytes {
-                case .kept(let moved):
-                    try repository.saveCheckpoint(moved, id: id)
-                case .dropped:
-                    try repository.saveCheckpoint(nil, id: id)
-                    unlink(partialPath(id))
-                    job.bytesDone = 0
-                    job.bytesTotal = nil
-                    job.resumable = false
-                }
+        }
+        if let url = patch.url, url != job.url, let checkpoint = try repository.checkpoint(id: id), !checkpoint.written.isEmpty {
+            let bytes = try await retarget(checkpoint, to: url, headers: patch.headers ?? job.headers, keepBytes: patch.keepBytes)
+            job = try editable(id)
+            try checkDependencies(patch.after, of: id)
+            switch bytes {
+            case .kept(let moved):
+                try repository.saveCheckpoint(moved, id: id)
+            case .dropped:
+                try repository.saveCheckpoint(nil, id: id)
+                unlink(partialPath(id))
+                job.bytesDone = 0
+                job.bytesTotal = nil
+                job.resumable = false
             }
-        } catch {
-            // Refused, or the store cannot write: the job stays as it was, its run goes on.
-            if stopsRun, let current = jobs[id], current.state == .running, running[id] == nil { startDownload(current) }
-            throw error
         }
         if let url = patch.url { job.url = url }
         if let headers = patch.headers { job.headers = headers }
@@ -60,20 +87,9 @@ extension JobScheduler {
             if let name = filename.value { job.filename = name }
         }
         update(job)
-        if job.state == .running {
-            if !job.after.allSatisfy({ jobs[$0]?.state == .completed }) {
-                if running[id] == nil {
-                    job.state = .queued
-                    update(job)
-                } else {
-                    sendBack(id, reason: "it now waits for other jobs")
-                }
-            } else if running[id] == nil {
-                startDownload(job)
-            }
+        if job.state == .running, running[id] != nil, !job.after.allSatisfy({ jobs[$0]?.state == .completed }) {
+            sendBack(id, reason: "it now waits for other jobs")
         }
-        schedule()
-        return jobs[id]!
     }
 
     /// What a new URL does to the bytes on disk.
@@ -118,7 +134,19 @@ extension JobScheduler {
             logger.info("the new URL could not be probed: \(error)")
             identity = nil
         }
-        if let identity, identity.serves(theFileOf: checkpoint) {
+        guard let identity else {
+            // Unknown (a timeout, a 5xx): the bytes stay, moved to the new URL, and the
+            // download's own If-Range decides on resume; a different file starts over then,
+            // never mixed. With keepBytes the answer must be sure now, so it is a refusal.
+            if keepBytes {
+                throw SluiceError(.remoteChanged, "the new URL could not be probed, so it cannot be known to serve the same file")
+            }
+            var moved = checkpoint
+            moved.url = url
+            moved.finalURL = nil
+            return .kept(moved)
+        }
+        if identity.serves(theFileOf: checkpoint) {
             var moved = checkpoint
             moved.url = url
             moved.finalURL = identity.finalURL
@@ -127,9 +155,7 @@ extension JobScheduler {
         if keepBytes {
             throw SluiceError(
                 .remoteChanged,
-                identity == nil
-                    ? "the new URL could not be probed, so the bytes on disk cannot be kept"
-                    : "the new URL does not serve the same file (its length or validator differs), so the bytes on disk cannot be kept"
+                "the new URL does not serve the same file (its length or validator differs), so the bytes on disk cannot be kept"
             )
         }
         return .dropped

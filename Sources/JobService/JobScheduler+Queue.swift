@@ -30,17 +30,20 @@ extension JobScheduler {
     /// highest priority then oldest first, while slots are free and the queue is not
     /// paused; sends running jobs over `maxActive` back.
     func schedule() {
-        guard !isShuttingDown else { return }
+        guard !isShuttingDown, !holdsScheduling else { return }
         settleDependencies()
         let over = QueuePlan.preemptions(running: running.keys.compactMap { candidate($0) }, settings: settings)
         for id in over { sendBack(id, reason: "the queue allows \(settings.maxActive) running jobs") }
         let now = Date()
         let ready = order.enumerated().compactMap { sequence, id -> QueuePlan.Candidate? in
-            guard let job = jobs[id], job.state == .queued, job.waitingFor.isEmpty, job.retryAt.map({ $0 <= now }) ?? true
+            guard let job = jobs[id], job.state == .queued, job.waitingFor.isEmpty, job.retryAt.map({ $0 <= now }) ?? true,
+                !editing.contains(id)
             else { return nil }
             return QueuePlan.Candidate(id: id, priority: job.priority, sequence: sequence)
         }
-        for id in QueuePlan.starts(ready: ready, running: running.count, settings: settings) {
+        // A run an edit stopped, to go on when the edit ends, keeps its slot meanwhile.
+        let held = editing.filter { running[$0] == nil && jobs[$0]?.state == .running }.count
+        for id in QueuePlan.starts(ready: ready, running: running.count + held, settings: settings) {
             guard var job = jobs[id] else { continue }
             var lifecycle = JobLifecycle(state: job.state)
             guard lifecycle.slotGranted() == .startDownload else { continue }

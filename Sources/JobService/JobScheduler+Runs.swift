@@ -8,6 +8,9 @@ extension JobScheduler {
     /// Starts the download of a job that just became `running`, after any previous run of
     /// the same job has finished checkpointing.
     func startDownload(_ job: JobSnapshot) {
+        // Nothing starts once the service is stopping (an edit that ends after the
+        // shutdown began must not start a run nobody waits for).
+        guard !isShuttingDown else { return }
         generation += 1
         let current = generation
         let previous = stopping.removeValue(forKey: job.id)

@@ -71,6 +71,12 @@ public actor JobScheduler {
     var lastProgressEvent: [String: ContinuousClock.Instant] = [:]
     /// Consecutive failures of jobs that gave their slot back to wait out a `Retry-After`.
     var retryFailures: [String: Int] = [:]
+    /// Jobs an edit is working on (it may be waiting for a checkpoint or a probe): not
+    /// started meanwhile, and a run the edit stopped keeps its slot.
+    var editing: Set<String> = []
+    /// Set while a bulk action runs, so that a slot one job frees is not given to a job the
+    /// same action is about to stop; the action schedules once at its end.
+    var holdsScheduling = false
     /// Wakes the scheduler when the earliest waiting job may start again.
     var wakeUp: Task<Void, Never>?
 
@@ -84,6 +90,13 @@ public actor JobScheduler {
         self.logger = logger
         let settings = try repository.queueSettings()
             ?? QueueSettings(maxActive: configuration.maxActive, limitRate: configuration.limitRate)
+        if let stored = try repository.queueSettings(),
+            stored.maxActive != configuration.maxActive || stored.limitRate != configuration.limitRate
+        {
+            logger.notice(
+                "the queue's stored settings apply (maxActive \(stored.maxActive), limitRate \(stored.limitRate.map(String.init) ?? "none")), not --max-active or --limit-rate: change them with PATCH /queue"
+            )
+        }
         self.settings = settings
         self.queueLimiter = RateLimiter(bytesPerSecond: settings.limitRate, clock: configuration.clock)
         self.bytesDownloaded = Counter(label: "sluice_downloaded_bytes_total", dimensions: [], factory: metrics)

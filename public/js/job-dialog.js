@@ -42,8 +42,6 @@ export class JobDialog {
         this.#field("after").value = job.after.join(", ");
         this.#field("keepBytes").checked = false;
         this.#error("");
-        const editable = job.state !== "completed";
-        for (const input of this.#dialog.querySelectorAll("[data-edit]")) input.disabled = !editable;
         this.update(job);
         this.#dialog.addEventListener("close", () => opener?.focus(), { once: true });
         this.#dialog.showModal();
@@ -64,6 +62,9 @@ export class JobDialog {
               : "No dependencies.";
         this.#dialog.querySelector("[data-role=waiting]").textContent = waiting;
         this.#dialog.querySelector("[data-role=state]").textContent = job.state;
+        // A completed job cannot be edited, also when it completes while the dialog is open.
+        const editable = job.state !== "completed";
+        for (const input of this.#dialog.querySelectorAll("[data-edit]")) input.disabled = !editable;
     }
 
     #field(name) {
@@ -81,8 +82,9 @@ export class JobDialog {
         const changes = {};
         const url = this.#field("url").value.trim();
         if (url !== job.url) changes.url = url;
-        const priority = Number(this.#field("priority").value);
-        if (!Number.isInteger(priority)) return this.#error("Priority must be a whole number.");
+        const priorityText = this.#field("priority").value.trim();
+        const priority = Number(priorityText);
+        if (priorityText === "" || !Number.isInteger(priority)) return this.#error("Priority must be a whole number.");
         if (priority !== job.priority) changes.priority = priority;
         const after = this.#field("after").value.split(/[\s,]+/).filter(Boolean);
         if (after.join(",") !== job.after.join(",")) changes.after = after;

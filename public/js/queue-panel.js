@@ -9,6 +9,9 @@ export class QueuePanel {
     #say;
     #fields;
     #status;
+    /** The queue as last read, and the rate text shown for it. */
+    #queue = null;
+    #rateText = "";
 
     /**
      * @param {HTMLFormElement} form
@@ -47,27 +50,34 @@ export class QueuePanel {
     }
 
     #show(queue) {
+        this.#queue = queue;
         this.#fields.running.checked = !queue.paused;
         this.#fields.maxActive.value = String(queue.maxActive);
-        this.#fields.rate.value = queue.limitRate == null ? "" : String(Math.round((queue.limitRate / MIB) * 100) / 100);
+        // Shown exactly (a limit under 0.01 MiB/s is not rounded to 0); sent only when edited.
+        this.#rateText = queue.limitRate == null ? "" : String(queue.limitRate / MIB);
+        this.#fields.rate.value = this.#rateText;
         this.#form.dataset.paused = String(queue.paused);
     }
 
-    /** The at-once and speed fields as a change, or null (with the error shown) when invalid. */
+    /** The at-once and speed fields that were changed, or null (with the error shown) when invalid. */
     #limits() {
+        const changes = {};
         const maxActive = Number(this.#fields.maxActive.value);
         if (!Number.isInteger(maxActive) || maxActive < 1 || maxActive > 64) {
             this.#report("At once must be a whole number from 1 to 64.", this.#fields.maxActive);
             return null;
         }
+        if (maxActive !== this.#queue?.maxActive) changes.maxActive = maxActive;
         const text = this.#fields.rate.value.trim();
-        if (text === "") return { maxActive, limitRate: null };
-        const mib = Number(text);
-        if (!Number.isFinite(mib) || mib <= 0) {
-            this.#report("The speed limit must be a positive number of MiB/s, or empty for none.", this.#fields.rate);
-            return null;
+        if (text !== this.#rateText) {
+            const mib = Number(text);
+            if (text !== "" && (!Number.isFinite(mib) || mib <= 0)) {
+                this.#report("The speed limit must be a positive number of MiB/s, or empty for none.", this.#fields.rate);
+                return null;
+            }
+            changes.limitRate = text === "" ? null : Math.max(1, Math.round(mib * MIB));
         }
-        return { maxActive, limitRate: Math.max(1, Math.round(mib * MIB)) };
+        return changes;
     }
 
     async #apply(changes) {

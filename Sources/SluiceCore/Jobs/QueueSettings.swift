@@ -50,11 +50,15 @@ public struct QueueSettingsPatch: Sendable, Equatable, Decodable {
     }
 }
 
-/// A byte rate a user sets (`limitRate`): whole bytes per second, at least 1.
+/// A byte rate a user sets (`limitRate`): whole bytes per second, 1 to 1 TiB/s.
 public enum RateLimit {
+    public static let maximum: Int64 = 1 << 40
+
     public static func validate(_ rate: Int64, field: String) throws {
-        guard rate >= 1 else {
-            throw SluiceError(.invalidField, "\(field) must be a whole number of bytes per second, at least 1, or null", field: field)
+        guard (1...maximum).contains(rate) else {
+            throw SluiceError(
+                .invalidField, "\(field) must be a whole number of bytes per second from 1 to \(maximum), or null", field: field
+            )
         }
     }
 }
