@@ -78,13 +78,7 @@ import Testing
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let id = try await service.create(["url": service.testdata("/testdata/64M?rate=16M"), "connections": 1])["id"] as! String
             #expect(try await service.send(.PATCH, "/jobs/\(id)", ["limitRate": 1 << 20]).status == 200)
-            try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
-            let start = try await service.job(id)["bytesDone"] as! Int
-            let clock = ContinuousClock()
-            let began = clock.now
-            try await Task.sleep(for: .seconds(1))
-            let later = try await service.job(id)
-            let rate = Double((later["bytesDone"] as! Int) - start) / ((clock.now - began) / .seconds(1))
+            let (rate, later) = try await service.measuredRate(of: id)
             #expect(later["limitRate"] as? Int == 1 << 20)
             #expect(rate < 2.5 * Double(1 << 20), "\(rate) bytes/s under a 1 MiB/s job limit")
             // Removed: the job goes at the origin's pace again.
@@ -97,14 +91,7 @@ import Testing
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let id = try await service.create(["url": service.testdata("/testdata/64M?rate=16M"), "connections": 1])["id"] as! String
             #expect(try await service.send(.PATCH, "/queue", ["limitRate": 1 << 20]).status == 200)
-            try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
-            let start = try await service.job(id)["bytesDone"] as! Int
-            let clock = ContinuousClock()
-            let began = clock.now
-            try await Task.sleep(for: .seconds(1))
-            let later = try await service.job(id)
-            let elapsed = (clock.now - began) / .seconds(1)
-            let rate = Double((later["bytesDone"] as! Int) - start) / elapsed
+            let (rate, later) = try await service.measuredRate(of: id)
             #expect(later["state"] as? String == "running")
             #expect(rate < 2.5 * Double(1 << 20), "\(rate) bytes/s under a 1 MiB/s limit")
         }

@@ -32,6 +32,19 @@ extension ServiceHarness {
         }
     }
 
+    /// A running job's speed over one second of wall time (a measurement window, not a
+    /// wait for a state), once it has bytes on disk; and the job at the end of it.
+    func measuredRate(of id: String) async throws -> (bytesPerSecond: Double, job: [String: Any]) {
+        try await waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
+        let start = try await job(id)["bytesDone"] as! Int
+        let clock = ContinuousClock()
+        let began = clock.now
+        try await Task.sleep(for: .seconds(1))
+        let later = try await job(id)
+        let elapsed = (clock.now - began) / .seconds(1)
+        return (Double((later["bytesDone"] as! Int) - start) / elapsed, later)
+    }
+
     /// `sluice_origin_bytes_served_total`: every byte the origin has sent.
     func originBytesServed() async throws -> Int {
         let text = String(decoding: try await request(.GET, "/metrics").body, as: UTF8.self)
