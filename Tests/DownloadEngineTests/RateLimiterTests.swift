@@ -7,15 +7,15 @@ import Testing
     @Test func aNewRateReachesWritersAlreadyWaiting() async throws {
         let limiter = RateLimiter(bytesPerSecond: 1)
         try await limiter.consume(1_000)  // the first bytes pass; the next wait 1,000 s
-        let clock = ContinuousClock()
-        let start = clock.now
+        // The writer must be through long before its old slot, whatever the load on the
+        // machine (it takes a quarter of a second when idle).
         let liftedInTime = try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await limiter.consume(1)
                 return true
             }
             group.addTask {
-                try await Task.sleep(for: .seconds(10))
+                try await Task.sleep(for: .seconds(60))
                 return false
             }
             await Task.yield()
@@ -25,7 +25,6 @@ import Testing
             return first
         }
         #expect(liftedInTime)
-        #expect(clock.now - start < .seconds(5))
     }
 
     @Test func aJobLimiterWaitsForItsParentToo() async throws {

@@ -51,7 +51,7 @@ import Testing
 
     @Test func aRunningJobTakesNewPriorityConnectionsRateAndHeaders() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
-            let id = try await service.create(["url": service.testdata("/testdata/32M?rate=8M&seed=8"), "connections": 1])["id"] as! String
+            let id = try await service.create(["url": service.testdata("/testdata/32M?rate=2M&seed=8"), "connections": 1])["id"] as! String
             try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
             let edited = try await service.send(
                 .PATCH, "/jobs/\(id)",

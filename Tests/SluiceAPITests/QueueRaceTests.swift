@@ -8,14 +8,16 @@ import Testing
     /// While an edit waits for its probe, a second edit of the same job used to restart the
     /// stopped run under the old URL, and the first edit's new URL was then never used.
     @Test func aSecondEditWhileTheFirstWaitsIsRefused() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        // The harness's 5 s read timeout would take the slow URL below for a stall.
+        try await ServiceHarness.with(configure: { $0.stallTimeout = 30 }) { (service: ServiceHarness) async throws in
             let id = try await service.create(["url": service.testdata("/testdata/32M?seed=21&rate=8M"), "connections": 1])["id"] as! String
             try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) >= 4 << 20 }
-            // The same file at a URL that answers after 1.5 s: the first edit waits on its probe.
-            let slow = service.testdata("/testdata/32M?seed=21&delay=1500")
+            // The same file at a URL that answers after 5 s: the first edit waits on its probe
+            // (long enough for the second request to arrive meanwhile on a loaded machine).
+            let slow = service.testdata("/testdata/32M?seed=21&delay=5000")
             async let first = service.send(.PATCH, "/jobs/\(id)", ["url": slow])
             // Stopped by the first edit (no segment is fetched) while still `running`: the probe waits.
-            try await service.eventually("the first edit stopped the run", timeout: .seconds(1.4)) {
+            try await service.eventually("the first edit stopped the run", timeout: .seconds(4)) {
                 let segments = try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body) as! [[String: Any]]
                 return !segments.isEmpty && segments.allSatisfy { $0["active"] as? Bool == false }
             }
