@@ -218,8 +218,9 @@ public final class Download: Sendable {
 
     /// Throws `StallFailure` when a connection's bytes so far say it is stalled.
     func check(_ watch: inout StallWatch, received count: Int, since start: Duration) throws {
-        watch.floor = stallFloor()
-        if let reason = watch.received(count, at: options.clock.elapsed() - start) { throw StallFailure(reason: reason) }
+        if let reason = watch.received(count, at: options.clock.elapsed() - start, floor: stallFloor()) {
+            throw StallFailure(reason: reason)
+        }
     }
 
     func makeStallWatch() -> StallWatch {
@@ -228,7 +229,7 @@ public final class Download: Sendable {
 
     /// Under a rate limit of the service's own, the floor is lowered to a quarter of each
     /// connection's share, so our own limit never looks like a slow remote. Read at every
-    /// check: the limit can change while the download runs.
+    /// closed stall window: the limit can change while the download runs.
     private func stallFloor() -> Int64 {
         var floor = options.minimumRate
         if let rate = options.rateLimiter?.effectiveBytesPerSecond {

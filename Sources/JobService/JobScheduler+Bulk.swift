@@ -8,23 +8,13 @@ extension JobScheduler {
     /// Pauses every selected job that a pause changes; returns those, as they are now. Named
     /// jobs must all exist, or nothing changes.
     public func pauseAll(_ selection: JobSelection) throws -> [JobSnapshot] {
-        holdsScheduling = true
-        defer {
-            holdsScheduling = false
-            schedule()
-        }
-        return try bulk(selection) { $0.pauseRequested() }
+        try holdingSchedule { try bulk(selection) { $0.pauseRequested() } }
     }
 
     /// Resumes every selected job that a resume changes; returns those.
     public func resumeAll(_ selection: JobSelection) throws -> [JobSnapshot] {
         let ids = try selected(selection).filter { [.paused, .failed].contains(jobs[$0]!.state) }
-        holdsScheduling = true
-        defer {
-            holdsScheduling = false
-            schedule()
-        }
-        return try ids.map { try resume(id: $0) }
+        return try holdingSchedule { try ids.map { try resume(id: $0) } }
     }
 
     /// Deletes every job in `states` (each still in one of them when its turn comes);
@@ -32,18 +22,15 @@ extension JobScheduler {
     public func deleteAll(states: Set<JobState>, deleteFile: Bool) async throws -> Int {
         let selection = JobSelection.states(states)
         let ids = try selected(selection)
-        holdsScheduling = true
-        defer {
-            holdsScheduling = false
-            schedule()
+        return try await holdingSchedule {
+            var count = 0
+            for id in ids {
+                guard let job = jobs[id], selection.contains(job) else { continue }
+                try await delete(id: id, deleteFile: deleteFile)
+                count += 1
+            }
+            return count
         }
-        var count = 0
-        for id in ids {
-            guard let job = jobs[id], selection.contains(job) else { continue }
-            try await delete(id: id, deleteFile: deleteFile)
-            count += 1
-        }
-        return count
     }
 
     /// Which parts of the job's file are on disk: live from a running download, else from

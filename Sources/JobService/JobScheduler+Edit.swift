@@ -33,7 +33,7 @@ extension JobScheduler {
         // A run the edit stopped goes on (under the new values, or as it was when the edit
         // was refused), unless it must now wait for other jobs.
         if var job = jobs[id], job.state == .running, running[id] == nil {
-            if job.after.allSatisfy({ jobs[$0]?.state == .completed }) {
+            if dependenciesComplete(job) {
                 startDownload(job)
             } else {
                 job.state = .queued
@@ -87,7 +87,7 @@ extension JobScheduler {
             if let name = filename.value { job.filename = name }
         }
         update(job)
-        if job.state == .running, running[id] != nil, !job.after.allSatisfy({ jobs[$0]?.state == .completed }) {
+        if job.state == .running, running[id] != nil, !dependenciesComplete(job) {
             sendBack(id, reason: "it now waits for other jobs")
         }
     }

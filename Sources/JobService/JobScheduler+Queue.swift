@@ -73,7 +73,7 @@ extension JobScheduler {
                     case .waiting(let ids):
                         job.waitingFor = ids
                     case .failed(let dependency, let reason):
-                        job.waitingFor = job.after.filter { self.jobs[$0]?.state != .completed }
+                        job.waitingFor = notCompleted(job.after)
                         var lifecycle = JobLifecycle(state: job.state)
                         _ = lifecycle.dependencyFailed()
                         if lifecycle.state != job.state {
@@ -93,15 +93,39 @@ extension JobScheduler {
     /// A running job goes back to `queued`; its download stops after a checkpoint and
     /// resumes from it when the job starts again.
     func sendBack(_ id: String, reason: String) {
-        guard var job = jobs[id] else { return }
-        var lifecycle = JobLifecycle(state: job.state)
-        guard lifecycle.sentBack() == .stopDownload else { return }
+        guard jobs[id]?.state == .running else { return }
         logger.info("job \(id) goes back to the queue: \(reason)")
-        stop(id)
-        job.state = lifecycle.state
-        job.speed = 0
-        job.eta = nil
-        update(job)
+        _ = try? transition(id) { $0.sentBack() }
+    }
+
+    /// Those of `after` that have not completed (gone ones included).
+    func notCompleted(_ after: [String]) -> [String] {
+        after.filter { jobs[$0]?.state != .completed }
+    }
+
+    /// Whether every job in `after` has completed.
+    func dependenciesComplete(_ job: JobSnapshot) -> Bool {
+        notCompleted(job.after).isEmpty
+    }
+
+    /// Runs `body` with scheduling held (a bulk action: a slot one job frees is not given to
+    /// a job the same action is about to stop), then schedules once.
+    func holdingSchedule<T>(_ body: () throws -> T) rethrows -> T {
+        holdsScheduling = true
+        defer {
+            holdsScheduling = false
+            schedule()
+        }
+        return try body()
+    }
+
+    func holdingSchedule<T>(_ body: () async throws -> T) async rethrows -> T {
+        holdsScheduling = true
+        defer {
+            holdsScheduling = false
+            schedule()
+        }
+        return try await body()
     }
 
     /// The limiter a job's download consumes from: its own, under the queue's, so that a

@@ -88,11 +88,9 @@ public actor JobScheduler {
         self.repository = repository
         self.client = client
         self.logger = logger
-        let settings = try repository.queueSettings()
-            ?? QueueSettings(maxActive: configuration.maxActive, limitRate: configuration.limitRate)
-        if let stored = try repository.queueSettings(),
-            stored.maxActive != configuration.maxActive || stored.limitRate != configuration.limitRate
-        {
+        let stored = try repository.queueSettings()
+        let settings = stored ?? QueueSettings(maxActive: configuration.maxActive, limitRate: configuration.limitRate)
+        if let stored, stored.maxActive != configuration.maxActive || stored.limitRate != configuration.limitRate {
             logger.notice(
                 "the queue's stored settings apply (maxActive \(stored.maxActive), limitRate \(stored.limitRate.map(String.init) ?? "none")), not --max-active or --limit-rate: change them with PATCH /queue"
             )
@@ -186,7 +184,7 @@ public actor JobScheduler {
         job.updatedAt = now
         job.after = request.after
         job.limitRate = request.limitRate
-        job.waitingFor = request.after.filter { jobs[$0]?.state != .completed }
+        job.waitingFor = notCompleted(request.after)
         try repository.insert(job, idempotencyKey: idempotencyKey)
         jobs[job.id] = job
         order.append(job.id)
@@ -273,9 +271,19 @@ public actor JobScheduler {
 
     // MARK: Internals
 
-    /// Runs a user event through the state machine and acts on its answer.
+    /// Runs a user event through the state machine, acts on its answer, and lets the queue
+    /// start what it can.
     @discardableResult
     func apply(_ id: String, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> JobSnapshot {
+        try transition(id, event)
+        schedule()
+        return jobs[id]!  // as scheduling left it (it may have started the job)
+    }
+
+    /// Runs an event through the state machine and acts on its answer, without scheduling
+    /// (for the scheduler's own events, which it calls while scheduling).
+    @discardableResult
+    func transition(_ id: String, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> JobSnapshot {
         guard var job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
         var lifecycle = JobLifecycle(state: job.state)
         switch event(&lifecycle) {
@@ -295,7 +303,6 @@ public actor JobScheduler {
             }
             update(job)
         }
-        schedule()
         return jobs[id]!
     }
 

@@ -68,14 +68,12 @@ struct JobsController {
 
     /// A bulk action's jobs: `?state=`, or a body `{"ids": [...]}`, or with neither every job.
     static func selection(_ request: Request) async throws -> JobSelection {
+        let hasBody = request.headers[.contentLength].flatMap(Int.init).map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil)
         if let text = request.uri.queryParameters.get("state") {
             guard !text.isEmpty else { throw SluiceError(.invalidField, "state names no state", field: "state") }
-            if request.headers[.contentLength].flatMap(Int.init).map({ $0 > 0 }) ?? (request.headers[.transferEncoding] != nil) {
-                throw SluiceError(.invalidField, "give either ?state= or a body of ids, not both", field: "ids")
-            }
+            if hasBody { throw SluiceError(.invalidField, "give either ?state= or a body of ids, not both", field: "ids") }
             return .states(try JobSelection.states(parsing: text))
         }
-        let hasBody = request.headers[.contentLength].flatMap(Int.init).map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil)
         guard hasBody else { return .all }
         return .ids(try await JSONCoding.decode(JobIDList.self, from: request).ids)
     }

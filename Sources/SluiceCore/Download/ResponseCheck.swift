@@ -78,11 +78,7 @@ public enum ResponseCheck {
         case .success:
             break
         }
-        let validators = Validators(
-            etag: header("ETag").flatMap { EntityTag(parsing: $0) },
-            lastModified: header("Last-Modified").flatMap { HTTPDate.parse($0) },
-            lastModifiedIsStrong: isDateStrong(lastModified: header("Last-Modified"), date: header("Date"))
-        )
+        let validators = validators(header)
         if status == 206 {
             guard let value = header("Content-Range"), case .range(let got, let complete)? = ContentRange(parsing: value),
                 got.first == 0, let complete, got.last == complete - 1
@@ -103,11 +99,7 @@ public enum ResponseCheck {
         guard status == 206, let value = header("Content-Range"), case .range(let got, let complete?)? = ContentRange(parsing: value),
             got.first == 0
         else { return nil }
-        let validators = Validators(
-            etag: header("ETag").flatMap { EntityTag(parsing: $0) },
-            lastModified: header("Last-Modified").flatMap { HTTPDate.parse($0) },
-            lastModifiedIsStrong: isDateStrong(lastModified: header("Last-Modified"), date: header("Date"))
-        )
+        let validators = validators(header)
         return Probe(totalBytes: complete, acceptsRanges: true, validators: validators)
     }
 
@@ -142,12 +134,17 @@ public enum ResponseCheck {
         else {
             return .success(.startOver)
         }
-        let validators = Validators(
+        let validators = validators(header)
+        return .success(.resume(Probe(totalBytes: complete, acceptsRanges: true, validators: validators)))
+    }
+
+    /// The validators a response's `ETag`, `Last-Modified` and `Date` give.
+    static func validators(_ header: (String) -> String?) -> Validators {
+        Validators(
             etag: header("ETag").flatMap { EntityTag(parsing: $0) },
             lastModified: header("Last-Modified").flatMap { HTTPDate.parse($0) },
             lastModifiedIsStrong: isDateStrong(lastModified: header("Last-Modified"), date: header("Date"))
         )
-        return .success(.resume(Probe(totalBytes: complete, acceptsRanges: true, validators: validators)))
     }
 
     public enum ProbeFailure: Error, Equatable, Sendable {

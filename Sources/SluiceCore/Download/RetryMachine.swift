@@ -123,8 +123,7 @@ public struct RetryMachine: Sendable, Equatable {
 /// bytes and the time since it started in, a verdict out.
 public struct StallWatch: Sendable, Equatable {
     public let window: Duration
-    /// May change between calls (a rate limit changed while the connection ran).
-    public var floor: Int64
+    public let floor: Int64
     private var windowStart: Duration = .zero
     private var bytesInWindow: Int64 = 0
 
@@ -137,9 +136,18 @@ public struct StallWatch: Sendable, Equatable {
     /// Records `count` bytes received `elapsed` after the connection started; returns why
     /// the connection is stalled, or nil while it is fine.
     public mutating func received(_ count: Int, at elapsed: Duration) -> String? {
+        let floor = self.floor
+        return received(count, at: elapsed, floor: floor)
+    }
+
+    /// The same, with the floor as it is now (a rate limit can change while a connection
+    /// runs): read only when a window closes, not for every buffer.
+    public mutating func received(_ count: Int, at elapsed: Duration, floor: @autoclosure () -> Int64) -> String? {
         bytesInWindow += Int64(count)
         let span = elapsed - windowStart
-        guard floor > 0, span >= window else { return nil }
+        guard span >= window else { return nil }
+        let floor = floor()
+        guard floor > 0 else { return nil }
         let seconds = Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18
         if Double(bytesInWindow) < Double(floor) * seconds {
             return "the connection brought \(bytesInWindow) bytes in \(Int(seconds)) s, under \(floor) bytes/s"

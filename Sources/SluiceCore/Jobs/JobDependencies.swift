@@ -25,7 +25,7 @@ public enum JobDependencies {
         return waiting.isEmpty ? .ready : .waiting(waiting)
     }
 
-    /// The first job in `after` that is not `id` itself and does not exist, if any.
+    /// The first job in `after` that does not exist, if any.
     public static func unknown(in after: [String], exists: (String) -> Bool) -> String? {
         after.first { !exists($0) }
     }

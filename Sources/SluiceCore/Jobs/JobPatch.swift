@@ -17,21 +17,6 @@ public struct JobPatch: Sendable, Equatable, Decodable {
         "url", "headers", "priority", "connections", "limitRate", "after", "filename", "keepBytes",
     ]
 
-    public init(
-        url: String? = nil, headers: [String: String]? = nil, priority: Int? = nil, connections: Int? = nil,
-        limitRate: Patched<Int64>? = nil, after: [String]? = nil, filename: Patched<String>? = nil, keepBytes: Bool = false
-    ) throws {
-        self.url = url
-        self.headers = headers
-        self.priority = priority
-        self.connections = connections
-        self.limitRate = limitRate
-        self.after = after
-        self.filename = filename
-        self.keepBytes = keepBytes
-        try validate()
-    }
-
     public init(from decoder: any Decoder) throws {
         let body = try PatchBody(decoder, allowed: Self.fields)
         do {
