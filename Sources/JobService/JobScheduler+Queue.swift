@@ -54,40 +54,49 @@ extension JobScheduler {
         }
     }
 
-    /// Brings every job's `waitingFor` up to date, and fails the queued jobs one of whose
-    /// dependencies failed or is gone (which may fail the jobs waiting for those in turn).
+    /// Brings every job's `waitingFor` up to date. A queued job one of whose dependencies no
+    /// longer exists can never start: it fails, and so do the jobs waiting for it.
     func settleDependencies() {
-        var changed = true
-        while changed {
-            changed = false
-            for id in order {
-                guard var job = jobs[id], !job.after.isEmpty || !job.waitingFor.isEmpty else { continue }
-                let before = job
-                switch job.state {
-                case .running, .completed:
-                    job.waitingFor = []
-                case .queued, .paused, .failed:
-                    switch JobDependencies.verdict(after: job.after, state: { self.jobs[$0]?.state }) {
-                    case .ready:
-                        job.waitingFor = []
-                    case .waiting(let ids):
-                        job.waitingFor = ids
-                    case .failed(let dependency, let reason):
-                        job.waitingFor = notCompleted(job.after)
-                        var lifecycle = JobLifecycle(state: job.state)
-                        _ = lifecycle.dependencyFailed()
-                        if lifecycle.state != job.state {
-                            logger.info("job \(id) fails: \(reason)", metadata: ["dependency": "\(dependency)"])
-                            job.state = lifecycle.state
-                            job.retryAt = nil
-                            job.error = .init(code: SluiceError.Code.dependencyFailed.rawValue, message: reason)
-                            changed = true
-                        }
-                    }
+        for id in order {
+            guard var job = jobs[id], !job.after.isEmpty || !job.waitingFor.isEmpty else { continue }
+            let before = job
+            switch job.state {
+            case .running, .completed:
+                job.waitingFor = []
+            case .queued, .paused, .failed:
+                job.waitingFor = notCompleted(job.after)
+                if job.state == .queued, case .failed(_, let reason) = JobDependencies.verdict(after: job.after, state: { self.jobs[$0]?.state }) {
+                    failForDependency(id, reason: reason)
+                    continue
                 }
-                if job != before { update(job) }
             }
+            if job != before { update(job) }
         }
+    }
+
+    /// Fails the queued job `id` with `dependency_failed`, then the queued jobs waiting for
+    /// it, and so on down the chain. Called when a dependency fails or goes: a job resumed
+    /// later waits for it again (a failed dependency can be retried).
+    func failForDependency(_ id: String, reason: String) {
+        var pending = [(id, reason)]
+        while let (id, reason) = pending.popLast() {
+            guard var job = jobs[id] else { continue }
+            var lifecycle = JobLifecycle(state: job.state)
+            _ = lifecycle.dependencyFailed()
+            guard lifecycle.state != job.state else { continue }
+            logger.info("job \(id) fails: \(reason)")
+            job.state = lifecycle.state
+            job.retryAt = nil
+            job.waitingFor = notCompleted(job.after)
+            job.error = .init(code: SluiceError.Code.dependencyFailed.rawValue, message: reason)
+            update(job)
+            pending += waiting(for: id).map { ($0, "dependency \(id) failed") }
+        }
+    }
+
+    /// The jobs whose `after` names `id`.
+    func waiting(for id: String) -> [String] {
+        order.filter { jobs[$0]?.after.contains(id) == true }
     }
 
     /// A running job goes back to `queued`; its download stops after a checkpoint and

@@ -138,6 +138,9 @@ extension JobScheduler {
         jobs[id] = job
         do { try repository.update(job) } catch { logger.error("cannot save job \(id): \(error)") }
         events.publish(.job(job))
+        if job.state == .failed {
+            for other in waiting(for: id) { failForDependency(other, reason: "dependency \(id) failed") }
+        }
         schedule()
         scheduleWakeUp()
     }

@@ -211,6 +211,12 @@ public actor JobScheduler {
             retryFailures[id] = nil
             update(waiting)
         }
+        // Dependencies deleted meanwhile have nothing left to wait for; failed ones are
+        // waited for again (they can be retried).
+        if var waiting = jobs[id], waiting.after.contains(where: { jobs[$0] == nil }) {
+            waiting.after.removeAll { jobs[$0] == nil }
+            update(waiting)
+        }
         var job = try apply(id) { $0.resumeRequested() }
         // `apply` may already have started it: clear the old error in either state.
         if job.state != .failed, job.error != nil {
@@ -233,12 +239,14 @@ public actor JobScheduler {
         let pending = stopping.removeValue(forKey: id)
         events.publish(.removed(id: id))
         // A completed dependency has done its part: the jobs that waited for it forget it.
-        // One deleted before completing fails them (in `schedule`).
-        if job.state == .completed {
-            for other in order where jobs[other]?.after.contains(id) == true {
+        // One deleted before completing fails the queued jobs waiting for it.
+        for other in waiting(for: id) {
+            if job.state == .completed {
                 var waiting = jobs[other]!
                 waiting.after.removeAll { $0 == id }
                 update(waiting)
+            } else {
+                failForDependency(other, reason: "dependency \(id) was deleted before it completed")
             }
         }
         schedule()

@@ -47,6 +47,43 @@ import Testing
         }
     }
 
+    /// CONTRACT §2: a resume answers `queued` or `running`. Resuming a job whose dependency
+    /// is still failed used to fail it again at once (and answer `failed`); it waits now.
+    @Test func aJobResumedBeforeItsFailedDependencyWaitsForIt() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let a = try await service.create(["url": service.testdata("/testdata/1M?status=404&times=1&seed=5"), "paused": true])["id"] as! String
+            let b = try await service.create(["url": service.testdata("/testdata/1M?seed=6"), "after": [a]])["id"] as! String
+            let c = try await service.create(["url": service.testdata("/testdata/1M?seed=7"), "after": [b]])["id"] as! String
+            #expect(try await service.request(.POST, "/jobs/\(a)/resume").status == 200)
+            // A fails; B and C, down the chain, with it.
+            let failed = try await service.waitFor(c) { $0["state"] as? String == "failed" }
+            #expect((failed["error"] as? [String: Any])?["message"] as? String == "dependency \(b) failed")
+            let resumed = try await service.request(.POST, "/jobs/\(b)/resume")
+            #expect(resumed.status == 200)
+            #expect(try resumed.json()["state"] as? String == "queued")
+            #expect(try resumed.json()["waitingFor"] as? [String] == [a])
+            #expect(try await service.request(.POST, "/jobs/\(a)/resume").status == 200)
+            let done = try await service.waitFor(b) { $0["state"] as? String == "completed" }
+            #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 1 << 20, seed: 6))
+            // C was not resumed: it stays failed.
+            #expect(try await service.job(c)["state"] as? String == "failed")
+        }
+    }
+
+    /// A resumed job whose dependency was deleted has nothing left to wait for.
+    @Test func aJobResumedAfterItsDependencyWasDeletedRuns() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let a = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String
+            let b = try await service.create(["url": service.testdata("/testdata/1M?seed=8"), "after": [a]])["id"] as! String
+            #expect(try await service.request(.DELETE, "/jobs/\(a)").status == 204)
+            try await service.waitFor(b) { $0["state"] as? String == "failed" }
+            let resumed = try await service.request(.POST, "/jobs/\(b)/resume").json()
+            #expect(["queued", "running"].contains(resumed["state"] as? String))
+            #expect(resumed["after"] as? [String] == [])
+            try await service.waitFor(b) { $0["state"] as? String == "completed" }
+        }
+    }
+
     @Test func aDeletedDependencyFailsTheJobWaitingForIt() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let a = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String

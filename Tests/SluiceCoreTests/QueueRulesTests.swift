@@ -8,7 +8,9 @@ import Testing
         let verdict = { (after: [String]) in JobDependencies.verdict(after: after, state: { states[$0] }) }
         #expect(verdict(["a"]) == .ready)
         #expect(verdict(["a", "b"]) == .waiting(["b"]))
-        #expect(verdict(["b", "c"]) == .failed("c", reason: "dependency c failed"))
+        // A failed dependency is waited for (it can be retried); the scheduler fails the
+        // jobs waiting for it when it fails. A gone one can never complete.
+        #expect(verdict(["b", "c"]) == .waiting(["b", "c"]))
         #expect(verdict(["gone"]) == .failed("gone", reason: "dependency gone was deleted before it completed"))
     }
 

@@ -7,7 +7,9 @@ public enum JobDependencies {
         case ready
         /// Waiting for these (not completed yet).
         case waiting([String])
-        /// This one failed or no longer exists: the job fails with `dependency_failed`.
+        /// This one no longer exists: the job can never start and fails with
+        /// `dependency_failed`. (A failed one is waited for: it can be retried. A job fails
+        /// when a dependency fails while it waits, which the scheduler sees as it happens.)
         case failed(String, reason: String)
     }
 
@@ -17,7 +19,6 @@ public enum JobDependencies {
         for id in after {
             switch state(id) {
             case nil: return .failed(id, reason: "dependency \(id) was deleted before it completed")
-            case .failed?: return .failed(id, reason: "dependency \(id) failed")
             case .completed?: continue
             default: waiting.append(id)
             }
