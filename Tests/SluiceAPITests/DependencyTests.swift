@@ -6,6 +6,8 @@ import Testing
 @Suite struct DependencyTests {
     @Test func aChainCompletesInOrderWithTheRightBytes() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            // Every state change, in the order the service made them.
+            var events = EventReader(try await service.events("/events"))
             let a = try await service.create(["url": service.testdata("/testdata/2M?seed=1&rate=8M")])["id"] as! String
             let b = try await service.create(["url": service.testdata("/testdata/1M?seed=2"), "after": [a]])
             #expect(b["state"] as? String == "queued")
@@ -19,7 +21,19 @@ import Testing
             #expect(second["waitingFor"] as? [String] == [])
             let times = [first, second, done].map { $0["completedAt"] as! String }
             #expect(times == times.sorted())
-            // Each started only after the one before completed.
+            // Each started only after the one before completed (completedAt has whole
+            // seconds, so the stream's order is what tells).
+            var changes: [String] = []
+            while changes.last != "\(c) completed" {
+                let (event, data) = try await events.until { event, _ in event == "job" }
+                guard event == "job", let id = data["id"] as? String, let state = data["state"] as? String else { continue }
+                let change = "\(id) \(state)"
+                if changes.last(where: { $0.hasPrefix(id) }) != change { changes.append(change) }
+            }
+            func position(_ change: String) -> Int { changes.firstIndex(of: change) ?? -1 }
+            #expect(position("\(a) completed") >= 0)
+            #expect(position("\(a) completed") < position("\(bID) running"), "\(changes)")
+            #expect(position("\(bID) completed") < position("\(c) running"), "\(changes)")
             #expect(first["sha256"] as? String == ServiceHarness.expectedSHA256(size: 2 << 20, seed: 1))
             #expect(second["sha256"] as? String == ServiceHarness.expectedSHA256(size: 1 << 20, seed: 2))
             #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 1 << 20, seed: 3))
