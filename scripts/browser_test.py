@@ -617,6 +617,33 @@ def run(results, shots, root):
                           and job["bytesDone"] >= before, (before, job["bytesDone"], job["url"]))
             page.wait(lambda: (page.row("retarget.bin") or {}).get("state") == "completed", 20, "retargeted job never done")
 
+            # A job's webhook, set in the dialog; its deliveries are listed there. The hook is
+            # the service's own /healthz, which answers a POST with 405: a delivery to retry.
+            hooked = main_server.create(url=f"{base}/testdata/1M?seed=18", filename="hooked.bin", paused=True)
+            page.wait(lambda: page.row("hooked.bin") is not None, 5, "hooked job not shown")
+            click(f'#jobs > li[data-id="{hooked["id"]}"] [data-part=details]')
+            page.wait(lambda: page.js("return document.querySelector('#job-dialog').open"), 5, "no details dialog")
+            page.fill("#job-notify", "ftp://example.com/hook")
+            click("#job-dialog button[type=submit]")
+            page.wait(lambda: page.js("const e = document.querySelector('#job-dialog [data-role=error]');"
+                                      "return e.hidden ? '' : e.textContent"), 5, "no error for a bad webhook")
+            results.check("a bad webhook URL is refused in the dialog and changes nothing",
+                          main_server.job(hooked["id"])["notify"] is None)
+            page.fill("#job-notify", f"{base}/healthz")
+            click("#job-dialog button[type=submit]")
+            page.wait(lambda: not page.js("return document.querySelector('#job-dialog').open"), 5, "dialog not closed")
+            results.check("the webhook set in the dialog is the job's notify",
+                          main_server.job(hooked["id"])["notify"] == f"{base}/healthz")
+            main_server.request("POST", f"/jobs/{hooked['id']}/resume")
+            page.wait(lambda: (page.row("hooked.bin") or {}).get("state") == "completed", 10, "hooked job never done")
+            click(f'#jobs > li[data-id="{hooked["id"]}"] [data-part=details]')
+            page.wait(lambda: page.js("return document.querySelector('#job-dialog [data-role=deliveries]')"
+                                      ".textContent.includes('completed')"), 10, "no delivery listed")
+            listed = page.js("return document.querySelector('#job-dialog [data-role=deliveries]').textContent")
+            results.check("the dialog lists the job's webhook delivery with its attempts", "attempt" in listed, listed)
+            page.shot("12-job-webhook.png")
+            click("#job-dialog [data-action=close]")
+
             # Bulk actions.
             main_server.create(url=f"{base}/testdata/64M?rate=1M&seed=16", filename="bulk-a.bin")
             main_server.create(url=f"{base}/testdata/64M?rate=1M&seed=17", filename="bulk-b.bin", paused=True)

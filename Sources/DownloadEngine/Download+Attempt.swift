@@ -7,11 +7,22 @@ import Logging
 extension Download {
     /// One pass from what is on disk to a complete partial file. Returns the SHA-256 when
     /// it was computed while streaming. Throws `RestartFromZero` when the remote changed.
+    /// Under a per-host cap the pass first waits for one connection to the host, which its
+    /// probe and first worker use.
     func attempt(file: PartialFile, resumeFrom checkpoint: DownloadCheckpoint?) async throws -> String? {
+        guard let cap = options.hostConnections else { return try await attemptHolding(file: file, resumeFrom: checkpoint) }
+        let host = HostConnections.key(for: url)
+        try await cap.acquire(host)
+        defer { cap.release(host) }
+        return try await attemptHolding(file: file, resumeFrom: checkpoint)
+    }
+
+    private func attemptHolding(file: PartialFile, resumeFrom checkpoint: DownloadCheckpoint?) async throws -> String? {
         if let checkpoint, let total = checkpoint.totalBytes {
             let remote = DownloadState.Remote(
                 totalBytes: total, acceptsRanges: true, validators: checkpoint.validators,
-                finalURL: checkpoint.finalURL, fileName: target.fileName ?? checkpoint.fileName
+                finalURL: checkpoint.finalURL, fileName: target.fileName ?? checkpoint.fileName,
+                announcedSHA256: checkpoint.announcedSHA256
             )
             let map = SegmentMap(
                 total: total, written: checkpoint.writtenRanges, parts: options.connections,
@@ -34,7 +45,8 @@ extension Download {
         let (response, probe, finalURL) = try await self.probe()
         let remote = DownloadState.Remote(
             totalBytes: probe.totalBytes, acceptsRanges: probe.acceptsRanges, validators: probe.validators,
-            finalURL: finalURL == url ? nil : finalURL, fileName: target.fileName ?? downloadName(response, url: finalURL)
+            finalURL: finalURL == url ? nil : finalURL, fileName: target.fileName ?? downloadName(response, url: finalURL),
+            announcedSHA256: Self.announcedSHA256(response)
         )
         state.setPhase(.downloading)
         // Without a validator to send in If-Range, bytes from two requests could be from two
@@ -80,7 +92,8 @@ extension Download {
                     let remote = DownloadState.Remote(
                         totalBytes: total, acceptsRanges: true, validators: probe.validators,
                         finalURL: fetched.url == url ? nil : fetched.url,
-                        fileName: target.fileName ?? downloadName(response, url: fetched.url)
+                        fileName: target.fileName ?? downloadName(response, url: fetched.url),
+                        announcedSHA256: Self.announcedSHA256(response)
                     )
                     let workers = probe.validators.ifRangeValue == nil ? 1 : options.connections
                     let map = SegmentMap(total: total, written: [0..<size], parts: workers, minimumSplit: options.minimumSplit)

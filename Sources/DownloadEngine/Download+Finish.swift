@@ -21,6 +21,9 @@ extension Download {
         if case .fail(let mismatch) = RetryMachine.verified(digest: digest, expected: options.expectedSHA256) {
             throw mismatch
         }
+        if let mismatch = Self.announcedDigestMismatch(digest: digest, announced: state.remote?.announcedSHA256) {
+            throw mismatch
+        }
         // Last point of return: a pause or delete that came during the hash wins here;
         // after this the file is placed and the run's result is honoured.
         try Task.checkCancellation()

@@ -4,26 +4,68 @@ import SluiceCore
 import NIOHTTP1
 
 extension Download {
-    /// Runs one worker per connection until the segment map is complete.
+    /// Runs one worker per connection until the segment map is complete. Under a per-host
+    /// cap, the first worker uses the connection the attempt holds, the others take what
+    /// is free, and more join as other downloads give connections back, until the download
+    /// has its `connections` or a worker finds nothing left to take.
     func runWorkers(
         file: PartialFile, first: (response: HTTPClientResponse, claim: SegmentMap.Claim)?, workers: Int? = nil
     ) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<(workers ?? options.connections) {
-                let initial = index == 0 ? first : nil
+        let wanted = workers ?? options.connections
+        let cap = options.hostConnections
+        let host = HostConnections.key(for: url)
+        try await withThrowingTaskGroup(of: WorkerEnd.self) { group in
+            var active = 0
+            var recruiting = false
+            var mayRecruit = cap != nil
+            func spawn(initial: (response: HTTPClientResponse, claim: SegmentMap.Claim)?, ownsSlot: Bool) {
                 // The first connection stays on the download's loop, where the probe's
                 // response it continues arrived; each other one takes the next loop, so
                 // that the cores share the work. (Named explicitly: an inherited preference
                 // was lost in release builds, and the writes went back to the shared pool.)
-                group.addTask(executorPreference: index == 0 ? home : DataPlane.nextExecutor()) {
+                group.addTask(executorPreference: active == 0 ? home : DataPlane.nextExecutor()) {
+                    defer { if ownsSlot { cap?.release(host) } }
                     try await self.rangeWorker(file: file, initial: initial)
+                    return .worker
+                }
+                active += 1
+            }
+            func recruit() {
+                guard let cap, mayRecruit, !recruiting, active < wanted else { return }
+                recruiting = true
+                group.addTask {
+                    try await cap.waitForFreeSlot(host)
+                    return .slotFree
                 }
             }
-            try await group.waitForAll()
+            spawn(initial: first, ownsSlot: false)
+            let others = cap?.tryAcquire(host, upTo: wanted - 1) ?? (wanted - 1)
+            for _ in 0..<others { spawn(initial: nil, ownsSlot: true) }
+            recruit()
+            while active > 0, let end = try await group.next() {
+                switch end {
+                case .slotFree:
+                    recruiting = false
+                    let more = cap?.tryAcquire(host, upTo: wanted - active) ?? 0
+                    for _ in 0..<more { spawn(initial: nil, ownsSlot: true) }
+                case .worker:
+                    active -= 1
+                    // A worker that ends has found nothing left to claim or steal: no
+                    // more are needed.
+                    mayRecruit = false
+                }
+                recruit()
+            }
+            group.cancelAll()
         }
         guard state.isComplete else {
             throw SluiceError(.invalidResponse, "the connections ended without covering the whole file")
         }
+    }
+
+    private enum WorkerEnd {
+        case worker
+        case slotFree
     }
 
     /// Fetches claimed segments until nothing is left to claim or steal.

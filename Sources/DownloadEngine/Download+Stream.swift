@@ -15,7 +15,11 @@ extension Download {
             var offset: Int64 = 0
             do {
                 if response == nil {
-                    response = try await fetchWhole()
+                    let whole = try await fetchWhole()
+                    // Without a validator this may be another version of the file: check
+                    // against what this answer announces, not what the probe's did.
+                    state.setAnnouncedSHA256(Self.announcedSHA256(whole))
+                    response = whole
                 }
                 let body = response!.body
                 response = nil

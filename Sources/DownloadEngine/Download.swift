@@ -180,7 +180,7 @@ public final class Download: Sendable {
                 throw RetryLater(delay: delay, failures: machine.consecutiveFailures, error: error)
             }
             state.setPhase(.retrying)
-            logger.info("retrying in \(delay)", metadata: ["url": "\(url)"])
+            logger.info("retrying in \(delay) after \(error)", metadata: ["url": "\(url)"])
             try await options.clock.sleep(delay)
             state.setPhase(.downloading)
         case .fail(let error):
@@ -242,6 +242,8 @@ public final class Download: Sendable {
     func makeRequest(url: String, range: Range<Int64>?, ifRange: String?) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "User-Agent", value: "sluice/0.1")
+        // Every answer may then say what the whole file's SHA-256 is (RFC 9530).
+        request.headers.add(name: "Want-Repr-Digest", value: ReprDigest.wantSHA256)
         for (name, value) in options.headers {
             request.headers.replaceOrAdd(name: name, value: value)
         }
@@ -257,7 +259,8 @@ public final class Download: Sendable {
     /// job URL's origin, redirects followed.
     func execute(_ request: HTTPClientRequest) async throws -> Fetcher.Fetched {
         try await client.execute(
-            request, credentialsOrigin: url, deadline: .now() + .seconds(Int64(options.stallTimeout) + 10), logger: logger
+            request, credentialsOrigin: url, deadline: .now() + .seconds(Int64(options.stallTimeout) + 10), logger: logger,
+            proxy: options.proxy
         )
     }
 }

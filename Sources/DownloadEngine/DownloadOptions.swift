@@ -38,6 +38,10 @@ public struct DownloadOptions: Sendable {
     /// Without a checkpoint, continue a partial file some other program left from its
     /// size (`curl -C -`, `wget -c`), instead of starting over.
     public var continuePartial: Bool = false
+    /// This download's own proxy, instead of the one the fetcher's settings choose.
+    public var proxy: EndpointURL? = nil
+    /// Connections to one host shared with other downloads; nil for no cap but `connections`.
+    public var hostConnections: HostConnections? = nil
 
     public init(
         connections: Int = 4, headers: [String: String] = [:], expectedSHA256: String? = nil,

@@ -11,6 +11,9 @@ final class DownloadState: Sendable {
         var validators: Validators?
         var finalURL: String?
         var fileName: String?
+        /// The SHA-256 (lowercase hex) the remote announced in `Repr-Digest` for the bytes
+        /// being fetched: from the probe, a checkpoint, or the latest whole-file answer.
+        var announcedSHA256: String? = nil
     }
 
     private struct Inner {
@@ -47,6 +50,11 @@ final class DownloadState: Sendable {
             $0.map = map
             $0.streamed = 0
         }
+    }
+
+    /// A new whole-file answer (a single stream starting over) announces its own digest.
+    func setAnnouncedSHA256(_ digest: String?) {
+        inner.withLock { $0.remote?.announcedSHA256 = digest }
     }
 
     var startedFromZero: Bool { inner.withLock { $0.startedFromZero } }
@@ -156,7 +164,8 @@ final class DownloadState: Sendable {
             let written = state.map?.writtenRanges ?? []
             return DownloadCheckpoint(
                 url: url, finalURL: remote.finalURL, validators: remote.validators, totalBytes: remote.totalBytes,
-                acceptsRanges: remote.acceptsRanges && state.map != nil, written: written, fileName: remote.fileName
+                acceptsRanges: remote.acceptsRanges && state.map != nil, written: written, fileName: remote.fileName,
+                announcedSHA256: remote.announcedSHA256
             )
         }
     }

@@ -1,4 +1,5 @@
 public import AsyncHTTPClient
+public import CoreMetrics
 import Foundation
 public import Logging
 public import NIOCore
@@ -18,6 +19,12 @@ import NIOHTTP1
 ///   not inside the client, so each hop is checked the same way.
 /// - **Credentials.** `Authorization`, `Cookie` and `Proxy-Authorization` go only to the
 ///   origin of the job's URL (curl's rule), never to an origin a redirect leads to.
+/// - **Proxies.** A hop goes through the job's own proxy, else the one `ProxySettings`
+///   choose for its URL (`--proxy`, the environment, `no_proxy`). Through a proxy the proxy
+///   resolves names, so only literal target addresses are checked here; a job's own proxy
+///   is a target like any other (checked and pinned), the service's is the operator's.
+///   A proxy that refuses or drops is a transient failure whose message names the proxy,
+///   never its credentials.
 public final class Fetcher: Sendable {
     /// What a fetch answered, and the URL that answered it after redirects.
     public struct Fetched: Sendable {
@@ -29,6 +36,8 @@ public final class Fetcher: Sendable {
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
     public let policy: TargetPolicy
+    public let proxies: ProxySettings
+    private let metrics: any MetricsFactory
     private let configuration: HTTPClient.Configuration
     private let shared: HTTPClient
     private let pinned = Mutex<PinnedClients>(PinnedClients())
@@ -36,7 +45,10 @@ public final class Fetcher: Sendable {
     /// HTTP/1 only (parallel ranges over HTTP/2 would share one connection), up to
     /// `connectionsPerHost` connections per host, and a read timeout that turns a stalled
     /// connection into an error.
-    public init(policy: TargetPolicy = .allowAll, stallTimeout: Double = 30, connectionsPerHost: Int = 16) {
+    public init(
+        policy: TargetPolicy = .allowAll, stallTimeout: Double = 30, connectionsPerHost: Int = 16, proxies: ProxySettings = .none,
+        metrics: any MetricsFactory = MetricsSystem.factory
+    ) {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: .milliseconds(Int64(stallTimeout * 1000))),
@@ -49,6 +61,8 @@ public final class Fetcher: Sendable {
         // of silent retries inside the pool.
         configuration.connectionPool.retryConnectionEstablishment = false
         self.policy = policy
+        self.proxies = proxies
+        self.metrics = metrics
         self.configuration = configuration
         self.shared = HTTPClient(eventLoopGroup: DataPlane.eventLoopGroup, configuration: configuration)
     }
@@ -56,7 +70,8 @@ public final class Fetcher: Sendable {
     /// Sends `request`, following redirects. `credentialsOrigin` is the job's URL: the
     /// origin its credentials may go to.
     public func execute(
-        _ request: HTTPClientRequest, credentialsOrigin: String, deadline: NIODeadline, logger: Logger
+        _ request: HTTPClientRequest, credentialsOrigin: String, deadline: NIODeadline, logger: Logger,
+        proxy jobProxy: EndpointURL? = nil
     ) async throws -> Fetched {
         let home = URLOrigin(credentialsOrigin)
         var current = request
@@ -82,8 +97,7 @@ public final class Fetcher: Sendable {
                 components.host = origin.host
                 if let lowered = components.url?.absoluteString { current.url = lowered }
             }
-            let client = try await client(for: origin.host)
-            let response = try await client.execute(current, deadline: deadline, logger: logger)
+            let response = try await send(current, to: origin, jobProxy: jobProxy, deadline: deadline, logger: logger)
             guard [301, 302, 303, 307, 308].contains(response.status.code),
                 let location = response.headers.first(name: "Location")
             else {
@@ -100,6 +114,19 @@ public final class Fetcher: Sendable {
         }
     }
 
+    /// Sends `request` once, following no redirect: a webhook call. Its target is checked
+    /// like a download's, and it goes through the service's proxy as its URL decides.
+    public func sendOnce(_ request: HTTPClientRequest, deadline: NIODeadline, logger: Logger) async throws -> HTTPClientResponse {
+        guard let origin = URLOrigin(request.url) else { throw SluiceError(.invalidURL, "the URL cannot be fetched") }
+        return try await send(request, to: origin, jobProxy: nil, deadline: deadline, logger: logger)
+    }
+
+    /// The refusal for a proxy a job names when its address is a literal the policy refuses.
+    public func literalRefusal(proxy: EndpointURL) -> SluiceError? {
+        guard let address = IPAddress(host: proxy.host), !policy.allows(address) else { return nil }
+        return TargetPolicy.refusal(host: proxy.host)
+    }
+
     /// The refusal for a URL that names a literal address the policy refuses, checked
     /// before anything is stored; nil for names, which are checked when they are resolved.
     public func literalRefusal(for url: String) -> SluiceError? {
@@ -114,6 +141,66 @@ public final class Fetcher: Sendable {
     }
 
     // MARK: Targets
+
+    /// One request to `origin`, direct or through the proxy chosen for it.
+    private func send(
+        _ request: HTTPClientRequest, to origin: URLOrigin, jobProxy: EndpointURL?, deadline: NIODeadline, logger: Logger
+    ) async throws -> HTTPClientResponse {
+        guard let proxy = proxies.proxy(scheme: origin.scheme, host: origin.host, jobProxy: jobProxy) else {
+            return try await client(for: origin.host).execute(request, deadline: deadline, logger: logger)
+        }
+        if let literal = IPAddress(host: origin.host), !policy.allows(literal) { throw TargetPolicy.refusal(host: origin.host) }
+        let client = try await client(through: proxy, checked: proxy == jobProxy)
+        do {
+            return try await client.execute(request, deadline: deadline, logger: logger)
+        } catch let error as HTTPClientError where error == .readTimeout {
+            throw error
+        } catch where !(error is CancellationError) && !Task.isCancelled {
+            Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxy.authority)], factory: metrics).increment()
+            throw Self.proxyFailure(error, proxy: proxy)
+        }
+    }
+
+    /// What a failure through `proxy` tells the user: the proxy, redacted, and why. A proxy
+    /// that wants other credentials is final; a refusal or a drop is retried.
+    static func proxyFailure(_ error: any Error, proxy: EndpointURL) -> any Error {
+        let name = proxy.redacted
+        if let error = error as? HTTPClientError, error == .proxyAuthenticationRequired {
+            return SluiceError(.network, "the proxy \(name) refused the credentials (407 Proxy Authentication Required)", cause: error)
+        }
+        return TransientFailure(error: SluiceError(.network, "the proxy \(name) failed: \(error)", cause: error))
+    }
+
+    /// The client for connections through `proxy`. A job's own proxy (`checked`) is a
+    /// target: its address must be allowed, and a name is resolved here and pinned.
+    private func client(through proxy: EndpointURL, checked: Bool) async throws -> HTTPClient {
+        var address = proxy.host
+        if checked, !policy.allowsPrivateNetworks {
+            if let literal = IPAddress(host: proxy.host) {
+                guard policy.allows(literal) else { throw TargetPolicy.refusal(host: proxy.host) }
+            } else {
+                guard let allowed = try await Self.resolve(proxy.host).first(where: policy.allows) else {
+                    throw TargetPolicy.refusal(host: proxy.host)
+                }
+                address = allowed.description
+            }
+        }
+        var configuration = configuration
+        switch proxy.scheme {
+        case "socks5":
+            configuration.proxy = .socksServer(host: address, port: proxy.port)
+        default:
+            let authorization = proxy.user.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }
+            configuration.proxy = .server(host: address, port: proxy.port, authorization: authorization)
+        }
+        let (client, evicted) = pinned.withLock { cache in
+            cache.client(host: "proxy " + proxy.text, address: address) {
+                HTTPClient(eventLoopGroup: DataPlane.eventLoopGroup, configuration: configuration)
+            }
+        }
+        if let evicted { Task { try? await evicted.shutdown() } }
+        return client
+    }
 
     /// The client to reach `host` with, once its address is allowed.
     private func client(for host: String) async throws -> HTTPClient {

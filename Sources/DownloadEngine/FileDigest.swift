@@ -3,7 +3,8 @@ import SluiceCore
 
 /// Digests as lowercase hex.
 enum FileDigest {
-    static func hex(_ digest: SHA256.Digest) -> String {
+    /// A `SHA256.Digest`, or the bytes of one a server announced.
+    static func hex(_ digest: some Sequence<UInt8>) -> String {
         digest.map { byte in
             let text = String(byte, radix: 16)
             return byte < 16 ? "0" + text : text

@@ -24,6 +24,13 @@ public protocol JobRepository: Sendable {
     func checkpoint(id: String) throws -> DownloadCheckpoint?
     /// Saves a checkpoint and the bytes it covers in one transaction.
     func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws
+
+    /// Stores new webhook deliveries (in one transaction) or a delivery's new state.
+    func saveDeliveries(_ deliveries: [WebhookDelivery]) throws
+    /// Deliveries still to be tried, soonest first.
+    func pendingDeliveries() throws -> [WebhookDelivery]
+    /// A job's deliveries, oldest first (they outlive the job: a `removed` event's does).
+    func deliveries(jobID: String) throws -> [WebhookDelivery]
 }
 
 extension JobRepository {

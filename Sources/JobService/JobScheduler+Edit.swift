@@ -50,6 +50,7 @@ extension JobScheduler {
         var job = try editable(id)
         try checkDependencies(patch.after, of: id)
         if let url = patch.url, url != job.url, let refusal = client.literalRefusal(for: url) { throw refusal }
+        try checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
         // A run whose URL, headers, connections or name change ends first, after its
         // checkpoint, so that the checkpoint judged and kept below is the newest.
         if running[id] != nil, patch.changesTheDownload {
@@ -82,6 +83,8 @@ extension JobScheduler {
             jobLimiters[id]?.setRate(job.limitRate)
         }
         if let after = patch.after { job.after = after }
+        if let notify = patch.notify { job.notify = notify.value }
+        if let proxy = patch.proxy { job.proxy = proxy.value }
         if let filename = patch.filename {
             job.requestedFilename = filename.value
             if let name = filename.value { job.filename = name }

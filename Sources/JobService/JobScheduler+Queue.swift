@@ -8,7 +8,10 @@ public import SluiceCore
 extension JobScheduler {
     /// `GET /queue`: the settings and how many jobs are in each state.
     public func queue() -> QueueStatus {
-        QueueStatus(settings: settings, counts: countsByState())
+        QueueStatus(
+            settings: settings, counts: countsByState(), maxConnectionsPerHost: configuration.hostConnections?.limit,
+            connectionsPerHost: configuration.hostConnections?.inUse ?? [:]
+        )
     }
 
     /// `PATCH /queue`: stored first (nothing changes when the store cannot write), then
@@ -90,6 +93,7 @@ extension JobScheduler {
             job.waitingFor = notCompleted(job.after)
             job.error = .init(code: SluiceError.Code.dependencyFailed.rawValue, message: reason)
             update(job)
+            webhooks?.record(.failed, job: job)
             pending += waiting(for: id).map { ($0, "dependency \(id) failed") }
         }
     }
@@ -159,6 +163,9 @@ extension JobScheduler {
 public struct QueueStatus: Sendable, Equatable {
     public var settings: QueueSettings
     public var counts: [JobState: Int]
+    /// `--max-connections-per-host`, and the connections open to each host now.
+    public var maxConnectionsPerHost: Int?
+    public var connectionsPerHost: [String: Int] = [:]
 
     public var json: JSONValue {
         .object([
@@ -166,6 +173,8 @@ public struct QueueStatus: Sendable, Equatable {
             ("maxActive", JSONValue(settings.maxActive)),
             ("limitRate", JSONValue(settings.limitRate)),
             ("counts", .object(JobState.allCases.map { ($0.rawValue, JSONValue(counts[$0] ?? 0)) })),
+            ("maxConnectionsPerHost", maxConnectionsPerHost.map { JSONValue($0) } ?? .null),
+            ("connectionsPerHost", .object(connectionsPerHost.sorted { $0.key < $1.key }.map { ($0.key, JSONValue($0.value)) })),
         ])
     }
 }

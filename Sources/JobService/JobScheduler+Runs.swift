@@ -30,6 +30,8 @@ extension JobScheduler {
                 options.releaseSlotAfter = configuration.releaseSlotAfter
                 options.priorFailures = retryFailures[id] ?? 0
                 options.clock = configuration.clock
+                options.proxy = job.proxy.flatMap { try? EndpointURL.proxy($0, field: "proxy") }
+                options.hostConnections = configuration.hostConnections
                 return options
             }(),
             client: client, checkpoints: JobCheckpointStore(repository: repository, id: id),
@@ -138,7 +140,9 @@ extension JobScheduler {
         jobs[id] = job
         do { try repository.update(job) } catch { logger.error("cannot save job \(id): \(error)") }
         events.publish(.job(job))
+        if job.state == .completed { webhooks?.record(.completed, job: job) }
         if job.state == .failed {
+            webhooks?.record(.failed, job: job)
             for other in waiting(for: id) { failForDependency(other, reason: "dependency \(id) failed") }
         }
         schedule()

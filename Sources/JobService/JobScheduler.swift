@@ -23,6 +23,8 @@ public actor JobScheduler {
         public var releaseSlotAfter: Duration = .seconds(30)
         /// Waits, rates and stalls are measured on this clock (tests pass a faster one).
         public var clock: ElapsedClock = .continuous
+        /// Connections to one host across all downloads (`--max-connections-per-host`).
+        public var hostConnections: HostConnections?
 
         public init(
             cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
@@ -50,6 +52,8 @@ public actor JobScheduler {
     let configuration: Configuration
     let repository: any JobRepository
     let client: Fetcher
+    /// Told when jobs end or go; nil for no webhooks.
+    let webhooks: WebhookDispatcher?
     let logger: Logger
     public nonisolated let events = JobEventBroadcaster()
     /// The queue's rate, shared by every download; each job with a rate of its own has a
@@ -81,12 +85,13 @@ public actor JobScheduler {
     var wakeUp: Task<Void, Never>?
 
     public init(
-        configuration: Configuration, repository: any JobRepository, client: Fetcher,
+        configuration: Configuration, repository: any JobRepository, client: Fetcher, webhooks: WebhookDispatcher? = nil,
         metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger = Logger(label: "sluice.jobs")
     ) throws {
         self.configuration = configuration
         self.repository = repository
         self.client = client
+        self.webhooks = webhooks
         self.logger = logger
         let stored = try repository.queueSettings()
         let settings = stored ?? QueueSettings(maxActive: configuration.maxActive, limitRate: configuration.limitRate)
@@ -172,6 +177,7 @@ public actor JobScheduler {
         // A literal address is refused before anything is stored; a name is checked on
         // every connection, when it is resolved.
         if let refusal = client.literalRefusal(for: request.url) { throw refusal }
+        try checkEndpoints(notify: request.notify, proxy: request.proxy)
         if let unknown = JobDependencies.unknown(in: request.after, exists: { jobs[$0] != nil }) {
             throw SluiceError(.invalidField, "after names no job \(unknown)", field: "after")
         }
@@ -184,6 +190,8 @@ public actor JobScheduler {
         job.updatedAt = now
         job.after = request.after
         job.limitRate = request.limitRate
+        job.notify = request.notify
+        job.proxy = request.proxy
         job.waitingFor = notCompleted(request.after)
         try repository.insert(job, idempotencyKey: idempotencyKey)
         jobs[job.id] = job
@@ -238,6 +246,7 @@ public actor JobScheduler {
         jobLimiters[id] = nil
         let pending = stopping.removeValue(forKey: id)
         events.publish(.removed(id: id))
+        webhooks?.record(.removed, job: job)
         // A completed dependency has done its part: the jobs that waited for it forget it.
         // One deleted before completing fails the queued jobs waiting for it.
         for other in waiting(for: id) {
@@ -277,7 +286,26 @@ public actor JobScheduler {
         events.finishAll()
     }
 
+    /// A job's webhook deliveries, oldest first.
+    public func deliveries(id: String) throws -> [WebhookDelivery] {
+        guard jobs[id] != nil else { throw SluiceError(.notFound, "no job \(id)") }
+        return try webhooks?.deliveries(jobID: id) ?? []
+    }
+
     // MARK: Internals
+
+    /// A job's webhook and proxy must not name a literal address the policy refuses (names
+    /// are checked when they are resolved, on every connection).
+    func checkEndpoints(notify: String?, proxy: String?) throws {
+        if let notify, let refusal = client.literalRefusal(for: notify) {
+            throw SluiceError(.forbiddenTarget, "notify: \(refusal.message)", field: "notify")
+        }
+        if let proxy, let endpoint = try? EndpointURL.proxy(proxy, field: "proxy"),
+            let refusal = client.literalRefusal(proxy: endpoint)
+        {
+            throw SluiceError(.forbiddenTarget, "proxy: \(refusal.message)", field: "proxy")
+        }
+    }
 
     /// Runs a user event through the state machine, acts on its answer, and lets the queue
     /// start what it can.

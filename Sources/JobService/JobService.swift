@@ -24,6 +24,8 @@ public protocol JobService: Sendable {
     func segments(id: String) async throws -> [JobSegment]
     func queue() async -> QueueStatus
     func updateQueue(_ patch: QueueSettingsPatch) async throws -> QueueStatus
+    /// A job's webhook deliveries, oldest first.
+    func deliveries(id: String) async throws -> [WebhookDelivery]
 }
 
 extension JobScheduler: JobService {}

@@ -88,6 +88,30 @@ public final class SQLiteJobRepository: JobRepository {
                     """
             )
         }
+        migrator.registerMigration("v4: webhooks and proxies") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE job ADD COLUMN notify TEXT;
+                    ALTER TABLE job ADD COLUMN proxy TEXT;
+                    CREATE TABLE webhookDelivery (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        jobID TEXT NOT NULL,
+                        event TEXT NOT NULL,
+                        url TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        attempts INTEGER NOT NULL,
+                        lastStatus INTEGER,
+                        lastError TEXT,
+                        createdAt REAL NOT NULL,
+                        nextAttemptAt REAL,
+                        deliveredAt REAL
+                    );
+                    CREATE INDEX webhookDelivery_job ON webhookDelivery(jobID, createdAt);
+                    CREATE INDEX webhookDelivery_pending ON webhookDelivery(state, nextAttemptAt);
+                    """
+            )
+        }
         return migrator
     }
 
@@ -114,8 +138,8 @@ public final class SQLiteJobRepository: JobRepository {
                 sql: """
                     INSERT INTO job (id, sequence, url, state, filename, requestedFilename, bytesTotal, bytesDone,
                         connections, resumable, expectedSHA256, sha256, path, errorCode, errorMessage, priority,
-                        headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate, notify, proxy)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [job.id, sequence] + Self.columns(job)
             )
@@ -129,7 +153,7 @@ public final class SQLiteJobRepository: JobRepository {
                     UPDATE job SET url = ?, state = ?, filename = ?, requestedFilename = ?, bytesTotal = ?,
                         bytesDone = ?, connections = ?, resumable = ?, expectedSHA256 = ?, sha256 = ?, path = ?,
                         errorCode = ?, errorMessage = ?, priority = ?, headers = ?, createdAt = ?, updatedAt = ?,
-                        completedAt = ?, retryAt = ?, dependencies = ?, limitRate = ?,
+                        completedAt = ?, retryAt = ?, dependencies = ?, limitRate = ?, notify = ?, proxy = ?,
                         checkpoint = CASE WHEN ? = 'completed' THEN NULL ELSE checkpoint END
                     WHERE id = ?
                     """,
@@ -256,7 +280,7 @@ public final class SQLiteJobRepository: JobRepository {
             job.connections, job.resumable, job.expectedSHA256, job.sha256, job.path, job.error?.code,
             job.error?.message, job.priority, headers, job.createdAt.timeIntervalSince1970,
             job.updatedAt.timeIntervalSince1970, job.completedAt?.timeIntervalSince1970, job.retryAt?.timeIntervalSince1970,
-            dependencies, job.limitRate,
+            dependencies, job.limitRate, job.notify, job.proxy,
         ]
     }
 
@@ -282,6 +306,64 @@ public final class SQLiteJobRepository: JobRepository {
         job.retryAt = (row["retryAt"] as Double?).map(Date.init(timeIntervalSince1970:))
         job.after = (row["dependencies"] as String?).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? []
         job.limitRate = row["limitRate"]
+        job.notify = row["notify"]
+        job.proxy = row["proxy"]
         return job
+    }
+
+    // MARK: Webhook deliveries
+
+    public func saveDeliveries(_ deliveries: [WebhookDelivery]) throws {
+        guard !deliveries.isEmpty else { return }
+        try write { db in
+            for delivery in deliveries {
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO webhookDelivery (id, jobID, event, url, body, state, attempts, lastStatus,
+                            lastError, createdAt, nextAttemptAt, deliveredAt)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        delivery.id, delivery.jobID, delivery.event.rawValue, delivery.url, delivery.body,
+                        delivery.state.rawValue, delivery.attempts, delivery.lastStatus, delivery.lastError,
+                        delivery.createdAt.timeIntervalSince1970, delivery.nextAttemptAt?.timeIntervalSince1970,
+                        delivery.deliveredAt?.timeIntervalSince1970,
+                    ]
+                )
+            }
+        }
+    }
+
+    public func pendingDeliveries() throws -> [WebhookDelivery] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM webhookDelivery WHERE state = 'pending' ORDER BY nextAttemptAt, createdAt"
+            ).compactMap(Self.delivery)
+        }
+    }
+
+    public func deliveries(jobID: String) throws -> [WebhookDelivery] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM webhookDelivery WHERE jobID = ? ORDER BY createdAt, id", arguments: [jobID]
+            ).compactMap(Self.delivery)
+        }
+    }
+
+    private static func delivery(_ row: Row) -> WebhookDelivery? {
+        guard let event = WebhookEvent(rawValue: row["event"]), let state = WebhookDelivery.State(rawValue: row["state"]) else {
+            return nil
+        }
+        var delivery = WebhookDelivery(
+            id: row["id"], jobID: row["jobID"], event: event, url: row["url"], body: row["body"],
+            createdAt: Date(timeIntervalSince1970: row["createdAt"])
+        )
+        delivery.state = state
+        delivery.attempts = row["attempts"]
+        delivery.lastStatus = row["lastStatus"]
+        delivery.lastError = row["lastError"]
+        delivery.nextAttemptAt = (row["nextAttemptAt"] as Double?).map(Date.init(timeIntervalSince1970:))
+        delivery.deliveredAt = (row["deliveredAt"] as Double?).map(Date.init(timeIntervalSince1970:))
+        return delivery
     }
 }

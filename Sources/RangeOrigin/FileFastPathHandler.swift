@@ -21,9 +21,12 @@ import Foundation
 /// Everything else goes on to Hummingbird unchanged, and so does any request this handler
 /// is not sure of: other methods and paths, a request with a body or a connection
 /// option other than `close` and `keep-alive`, one the service's admission rule (host and token) would not let through, any
-/// answer but 200 or a single 206 (304, 412, 416, multipart, 404), and any request that
-/// arrives while Hummingbird is still answering an earlier one on the connection, so that
-/// answers keep their order. Both decide with `RangeDecision`, so they answer alike.
+/// answer but 200 or a single 206 (304, 412, 416, multipart, 404), one that wants a
+/// `Repr-Digest` the origin does not know yet (the router computes it, which can take long
+/// and must not happen on the event loop; once known, the digest is sent from here too),
+/// and any request that arrives while Hummingbird is still answering an earlier one on the
+/// connection, so that answers keep their order. Both decide with `RangeDecision`, so they
+/// answer alike.
 ///
 /// It sits after Hummingbird's HTTP/1 codec (HTTPTypes parts); the file body is written
 /// through the codec's own context as an HTTP/1 `FileRegion` part, which the codec has no
@@ -177,6 +180,10 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
             range = byteRange.first..<(byteRange.last + 1)
         case .preconditionFailed, .notModified, .unsatisfiable, .multipart:
             return nil
+        }
+        if RangeOrigin.wantsReprDigest(request.headerFields) {
+            guard let digest = origin.fileDigests.cached(file.identity) else { return nil }
+            fields[.reprDigest] = ReprDigest.field(sha256: digest)
         }
         fields[.contentLength] = String(range.count)
         fields[.date] = httpDate(now)

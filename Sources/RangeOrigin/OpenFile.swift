@@ -12,8 +12,8 @@ import SluiceSystem
 /// (and the open-file cache has let go of it).
 final class OpenFile: Sendable {
     /// What makes a file the same file: a different device, inode, size or modification
-    /// time is a different representation.
-    struct Identity: Equatable {
+    /// time is a different representation (and the key of its remembered SHA-256).
+    struct Identity: Hashable, Sendable {
         var device: UInt64
         var inode: UInt64
         var size: Int64

@@ -38,6 +38,14 @@ enum RangeDecision: Equatable {
         }
     }
 
+    /// Whether the answer sends the representation's bytes (or, for HEAD, would): 200 or 206.
+    var carriesRepresentation: Bool {
+        switch self {
+        case .whole, .single, .multipart: true
+        case .preconditionFailed, .notModified, .unsatisfiable: false
+        }
+    }
+
     /// The headers every answer for this representation carries, 200, 206, 304 and 416
     /// alike (R16).
     static func baseHeaders(_ representation: Representation) -> HTTPFields {

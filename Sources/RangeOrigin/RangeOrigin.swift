@@ -19,6 +19,9 @@ public struct RangeOrigin: Sendable {
     private let root: FileRoot
     private let faultCounters = FaultCounters()
     private let openFiles = OpenFileCache()
+    /// SHA-256 of `/files` by file version and of `/testdata` by content, for `Repr-Digest`.
+    let fileDigests = DigestCache<OpenFile.Identity>()
+    let testDataDigests = DigestCache<TestDataDigestKey>()
     let bytesServed: Counter
     /// Answers sent by the event-loop fast path (`sendfile`), the rest went through the router.
     let fastAnswers: Counter
@@ -62,9 +65,11 @@ public struct RangeOrigin: Sendable {
         guard let cached = lookUpFile(encodedPath: request.uri.path.dropFirst("/files/".count), now: now) else {
             throw SluiceError(.notFound, "no such file")
         }
+        let wantsDigest = Self.wantsReprDigest(request.headers)
         var response = RangeResponder.respond(
             to: request, representation: cached.representation(now: now),
-            source: FileByteSource(file: cached.file, bytesServed: bytesServed)
+            source: FileByteSource(file: cached.file, bytesServed: bytesServed),
+            reprDigest: wantsDigest ? { self.reprDigest(of: cached.file) } : nil
         )
         response.headers.append(contentsOf: Self.fileSafetyHeaders)
         return response
@@ -118,7 +123,11 @@ public struct RangeOrigin: Sendable {
             content: TestDataContent(seed: options.seed), size: options.size, rate: options.rate,
             cuts: options.cuts, bytesServed: bytesServed
         )
-        return RangeResponder.respond(to: request, representation: representation, source: source)
+        let wantsDigest = Self.wantsReprDigest(request.headers)
+        return RangeResponder.respond(
+            to: request, representation: representation, source: source,
+            reprDigest: wantsDigest ? { self.reprDigest(ofTestData: options) } : nil
+        )
     }
 
     private static func query(_ query: String, settingRedirectTo value: Int) -> String {

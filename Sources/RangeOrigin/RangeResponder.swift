@@ -6,13 +6,21 @@ import SluiceCore
 /// Answers GET and HEAD for one representation as `RangeDecision` decides, as a
 /// Hummingbird response.
 enum RangeResponder {
-    static func respond(to request: Request, representation: Representation, source: some ByteSource) -> Response {
+    /// - Parameter reprDigest: the `Repr-Digest` value, asked for only when the answer
+    ///   carries the representation (200, 206), so a 304 or a 416 never starts a hash.
+    static func respond(
+        to request: Request, representation: Representation, source: some ByteSource,
+        reprDigest: (() -> String?)? = nil
+    ) -> Response {
         let isHead = request.method == .head
         var headers = RangeDecision.baseHeaders(representation)
         let decision = RangeDecision.decide(
             request.headers.conditionalHeaders, rangeHeader: request.headers.singleRangeHeader, isHead: isHead,
             representation: representation
         )
+        if decision.carriesRepresentation, let reprDigest, let value = reprDigest() {
+            headers[.reprDigest] = value
+        }
         switch decision {
         case .preconditionFailed:
             return Response(status: .preconditionFailed, headers: headers.withContentLength(0))

@@ -14,6 +14,8 @@ struct TestDataOptions: Sendable {
     var retryAfter: Int?
     var delayMilliseconds: Int?
     var redirects: Int?
+    /// `baddigest=1`: a `Repr-Digest` that is not the content's, for testing clients that check it.
+    var badDigest = false
 
     /// Parses the size path component and the query, or throws `invalid_field` naming the
     /// parameter that is wrong.
@@ -47,6 +49,7 @@ struct TestDataOptions: Sendable {
                 }
             case "norange": noRange = flag()
             case "nolength": noLength = flag()
+            case "baddigest": badDigest = flag()
             case "etag":
                 guard !value.isEmpty, EntityTag(parsing: "\"\(value)\"") != nil else {
                     throw SluiceError(.invalidField, "etag must be printable ASCII without quotes or spaces", field: "etag")

@@ -5,7 +5,8 @@ import Hummingbird
 import SluiceCore
 import SluiceHTTP
 
-/// `/jobs`: create, list, read, edit, pause, resume, delete, one job or many (CONTRACT §2).
+/// `/jobs`: create, list, read, edit, pause, resume, delete, one job or many (CONTRACT §2),
+/// and a job's segments and webhook deliveries.
 struct JobsController {
     let jobs: any JobService
 
@@ -25,6 +26,9 @@ struct JobsController {
         router.get("/jobs/:id/segments") { _, context in
             JSONCoding.response(.array(try await jobs.segments(id: try Self.id(context)).map(\.json)))
         }
+        router.get("/jobs/:id/deliveries") { _, context in
+            JSONCoding.response(.array(try await jobs.deliveries(id: try Self.id(context)).map(\.json)))
+        }
         router.post("/jobs/:id/pause") { _, context in
             JSONCoding.response(try await jobs.pause(id: try Self.id(context)))
         }
@@ -36,6 +40,7 @@ struct JobsController {
         router.allowOnly([.post], at: "/jobs/resume")
         router.allowOnly([.get, .patch, .delete], at: "/jobs/:id")
         router.allowOnly([.get], at: "/jobs/:id/segments")
+        router.allowOnly([.get], at: "/jobs/:id/deliveries")
         router.allowOnly([.post], at: "/jobs/:id/pause")
         router.allowOnly([.post], at: "/jobs/:id/resume")
     }

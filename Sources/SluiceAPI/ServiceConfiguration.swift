@@ -35,6 +35,15 @@ public struct ServiceConfiguration: Sendable {
     public var requestHeadTimeout: Duration = .seconds(30)
     /// How long a keep-alive connection may sit between requests.
     public var idleTimeout: Duration = .seconds(60)
+    /// Told of every job's end (`--webhook`), signed with `webhookSecret` when set.
+    public var webhookURL: String?
+    public var webhookSecret: String?
+    /// When failed webhook deliveries are tried again, and for how long.
+    public var webhookSchedule = WebhookSchedule()
+    /// `--proxy` and the proxy environment variables.
+    public var proxies: ProxySettings = .none
+    /// Connections of all downloads to one host at once.
+    public var maxConnectionsPerHost: Int = 16
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./sluice-data",
@@ -85,9 +94,17 @@ public struct ServiceConfiguration: Sendable {
         return digest
     }
 
-    /// Throws when the configuration cannot be served (an empty token).
+    /// Throws when the configuration cannot be served: an empty token, or a `--webhook` that
+    /// names a literal address jobs may not reach (CONTRACT §6 applies to webhooks too).
     public func validate() throws {
         _ = try tokenDigest()
+        if let webhookURL, let host = try? EndpointURL(webhookURL, schemes: EndpointURL.webhookSchemes, field: "webhook").host,
+            let address = IPAddress(host: host), !targetPolicy.allows(address)
+        {
+            throw SluiceError(
+                .forbiddenTarget, "--webhook names \(host), an address this service may not reach: see --allow-private-networks"
+            )
+        }
     }
 
     public var cacheDirectory: String { dataDirectory + "/cache" }

@@ -10,6 +10,7 @@ public import ServiceLifecycle
 public import SluiceAPI
 import SluiceCore
 import UnixSignals
+import CoreMetrics
 
 /// The whole service: the HTTP application and the job service beside it.
 public struct SluiceService: Sendable {
@@ -63,7 +64,13 @@ public func buildService(
     }
     let registry = PrometheusCollectorRegistry()
     let metrics = PrometheusMetricsFactory(registry: registry)
-    let client = Fetcher(policy: configuration.targetPolicy, stallTimeout: configuration.stallTimeout)
+    let client = Fetcher(
+        policy: configuration.targetPolicy, stallTimeout: configuration.stallTimeout,
+        connectionsPerHost: configuration.maxConnectionsPerHost, proxies: configuration.proxies, metrics: metrics
+    )
+    let hostConnections = HostConnections(limit: configuration.maxConnectionsPerHost) { host, count in
+        Gauge(label: "sluice_host_connections", dimensions: [("host", host)], factory: metrics).record(count)
+    }
     var schedulerConfiguration = JobScheduler.Configuration(
         cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
         maxActive: configuration.maxActive, retry: configuration.retry, stallTimeout: configuration.stallTimeout,
@@ -71,10 +78,15 @@ public func buildService(
     )
     schedulerConfiguration.releaseSlotAfter = configuration.releaseSlotAfter
     schedulerConfiguration.clock = configuration.clock
+    schedulerConfiguration.hostConnections = hostConnections
+    let repository = try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite")
+    let webhooks = WebhookDispatcher(
+        configuration: .init(url: configuration.webhookURL, secret: configuration.webhookSecret, schedule: configuration.webhookSchedule),
+        repository: repository, client: client, metrics: metrics, logger: logger
+    )
     let scheduler = try JobScheduler(
-        configuration: schedulerConfiguration,
-        repository: try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite"),
-        client: client, metrics: metrics, logger: logger
+        configuration: schedulerConfiguration, repository: repository, client: client, webhooks: webhooks,
+        metrics: metrics, logger: logger
     )
     let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
     let routes = try buildRouter(
@@ -86,21 +98,26 @@ public func buildService(
     )
     return SluiceService(
         application: application, routes: routes, jobs: scheduler,
-        downloads: DownloadService(scheduler: scheduler, client: client, logger: logger)
+        downloads: DownloadService(scheduler: scheduler, webhooks: webhooks, client: client, logger: logger)
     )
 }
 
 /// Starts the scheduler with the server and, on SIGTERM or SIGINT, stops every download
 /// after its checkpoint, then closes the HTTP client.
+/// Webhook deliveries are sent beside them until then.
 struct DownloadService: Service {
     let scheduler: JobScheduler
+    let webhooks: WebhookDispatcher
     let client: Fetcher
     let logger: Logger
 
     func run() async throws {
         await scheduler.start()
+        let delivering = Task { await webhooks.run() }
         try? await gracefulShutdown()
+        delivering.cancel()
         try await stop()
+        await delivering.value
         logger.info("downloads checkpointed")
     }
 

@@ -15,10 +15,34 @@ public final class RequestRecorder: Sendable {
     }
 
     private let entries = Mutex<[Entry]>([])
+    private let concurrency = Mutex<(now: Int, maximum: Int)>((0, 0))
+    private let peerAddresses = Mutex<[String]>([])
+
+    /// The address of every connection the origin accepted, in order: which host a
+    /// request came from (a proxy that connects from 127.0.0.2, say).
+    public var peers: [String] { peerAddresses.withLock { $0 } }
+
+    /// A handler for the origin's channels that records each connection's peer address.
+    func peerLogger() -> PeerLogger { PeerLogger(recorder: self) }
+
+    func connected(from address: String) { peerAddresses.withLock { $0.append(address) } }
 
     public init() {}
 
     public var all: [Entry] { entries.withLock { $0 } }
+
+    /// The most requests the origin was answering at once (a request counts until its
+    /// body is sent): with one request per connection at a time, the most connections busy.
+    public var maximumConcurrent: Int { concurrency.withLock { $0.maximum } }
+
+    func started() {
+        concurrency.withLock {
+            $0.now += 1
+            $0.maximum = max($0.maximum, $0.now)
+        }
+    }
+
+    func ended() { concurrency.withLock { $0.now -= 1 } }
 
     /// Body bytes sent for requests whose path starts with `prefix`.
     public func bytesSent(pathPrefix prefix: String = "/") -> Int64 {
@@ -43,9 +67,11 @@ extension RequestRecorder {
     func recording<Inner: HTTPResponder>(_ inner: Inner) -> CallbackResponder<Inner.Context> {
         CallbackResponder { request, context in
             let response: Response
+            self.started()
             do {
                 response = try await inner.respond(to: request, context: context)
             } catch {
+                self.ended()
                 let status = (error as? any HTTPResponseError)?.status.code ?? 500
                 _ = self.begin(
                     .init(path: request.uri.description, range: request.headers[.range], ifRange: request.headers[.ifRange], status: status, bodyBytes: 0)
@@ -62,6 +88,7 @@ extension RequestRecorder {
             let body = response.body
             // Keep the announced length: wrapping must not turn the body into a chunked one.
             recorded.body = ResponseBody(contentLength: body.contentLength) { writer in
+                defer { self.ended() }
                 try await body.write(
                     writer.map { buffer in
                         self.add(buffer.readableBytes, to: index)
@@ -73,6 +100,25 @@ extension RequestRecorder {
             return recorded
         }
     }
+}
+
+/// Records the peer address of a connection when it becomes active.
+final class PeerLogger: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = NIOAny
+    let recorder: RequestRecorder
+
+    init(recorder: RequestRecorder) { self.recorder = recorder }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive, let address = context.channel.remoteAddress?.ipAddress { recorder.connected(from: address) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if let address = context.channel.remoteAddress?.ipAddress { recorder.connected(from: address) }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) { context.fireChannelRead(data) }
 }
 
 /// Serves `/changing/SIZE?after=N`: the first N requests see `/testdata/SIZE?seed=1&etag=one`,

@@ -62,7 +62,7 @@ public func withOrigin<T: Sendable>(
         host: host,
         // The event-loop fast path for files, as the service has it, unless every request
         // must reach the recorder.
-        channelHandlers: { recorder == nil ? [origin.fileFastPath(admits: { _ in true })] : [] },
+        channelHandlers: { recorder.map { [$0.peerLogger()] } ?? [origin.fileFastPath(admits: { _ in true })] },
         body
     )
 }

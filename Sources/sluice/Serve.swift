@@ -59,6 +59,23 @@ struct Serve: AsyncParsableCommand {
     )
     var minFreeSpace: String?
 
+    @Option(help: "URL told (POST, JSON) when any job completes, fails or is removed (env SLUICE_WEBHOOK).")
+    var webhook: String?
+
+    @Option(help: "Secret that signs webhook calls: Sluice-Signature: t=UNIX,v1=HMAC-SHA256(secret, \"t.BODY\") (env SLUICE_WEBHOOK_SECRET).")
+    var webhookSecret: String?
+
+    @Option(help: "How long a failing webhook delivery is retried, as 90s, 30m, 24h or 7d (env SLUICE_WEBHOOK_RETRY_FOR, default 24h).")
+    var webhookRetryFor: String?
+
+    @Option(
+        help: "Proxy for every download: http://[user:pass@]host:port or socks5://host:port (env SLUICE_PROXY; else https_proxy, http_proxy, all_proxy and no_proxy as curl reads them)."
+    )
+    var proxy: String?
+
+    @Option(help: "Connections of all downloads to one host at once, 1-1024 (env SLUICE_MAX_CONNECTIONS_PER_HOST, default 16).")
+    var maxConnectionsPerHost: Int?
+
     func resolvedConfiguration() throws -> ServiceConfiguration {
         func integer(_ flag: Int?, _ name: String, default value: Int) throws -> Int {
             if let flag { return flag }
@@ -96,6 +113,7 @@ struct Serve: AsyncParsableCommand {
             }
             return bytes
         }
+        try resolveIntegrations(into: &configuration, integer: integer)
         guard configuration.maxConnections >= 16 else { throw ValidationError("--max-connections must be at least 16") }
         guard (0...65535).contains(configuration.port) else { throw ValidationError("--port must be 0...65535") }
         guard QueueSettings.maxActiveRange.contains(configuration.maxActive) else {
@@ -108,6 +126,36 @@ struct Serve: AsyncParsableCommand {
             )
         }
         return configuration
+    }
+
+    /// Webhooks, proxies and the per-host cap (issue 13).
+    private func resolveIntegrations(
+        into configuration: inout ServiceConfiguration, integer: (Int?, String, Int) throws -> Int
+    ) throws {
+        do {
+            if let url = webhook ?? Environment.string("SLUICE_WEBHOOK") {
+                configuration.webhookURL = try EndpointURL(url, schemes: EndpointURL.webhookSchemes, field: "--webhook").text
+            }
+            configuration.proxies = try ProxySettings.from(
+                flag: proxy ?? Environment.string("SLUICE_PROXY"), environment: ProcessInfo.processInfo.environment
+            )
+        } catch let error as SluiceError {
+            throw ValidationError(error.message)
+        }
+        if webhookSecret == "" || (webhookSecret == nil && Environment.isSetButEmpty("SLUICE_WEBHOOK_SECRET")) {
+            throw ValidationError("the webhook secret is empty: set --webhook-secret / SLUICE_WEBHOOK_SECRET to a secret, or leave it unset")
+        }
+        configuration.webhookSecret = webhookSecret ?? Environment.string("SLUICE_WEBHOOK_SECRET")
+        if let text = webhookRetryFor ?? Environment.string("SLUICE_WEBHOOK_RETRY_FOR") {
+            guard let seconds = DurationText.seconds(text) else {
+                throw ValidationError("--webhook-retry-for must be a duration such as 90s, 30m, 24h or 7d, not \(text)")
+            }
+            configuration.webhookSchedule.retryFor = seconds
+        }
+        configuration.maxConnectionsPerHost = try integer(maxConnectionsPerHost, "SLUICE_MAX_CONNECTIONS_PER_HOST", 16)
+        guard (1...1024).contains(configuration.maxConnectionsPerHost) else {
+            throw ValidationError("--max-connections-per-host must be between 1 and 1024")
+        }
     }
 
     func run() async throws {

@@ -18,6 +18,19 @@ struct EngineHarness: Sendable {
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
+    /// Asks the origin for `path`'s digest until it has one: an origin answers without it
+    /// until it has computed it (in the background), so a test that needs the first
+    /// answer of a download to carry it warms the origin's cache first.
+    func warmDigest(_ path: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await RawHTTPClient.request(port: port, method: "HEAD", path: path, headers: ["Want-Repr-Digest": "sha-256=9"])
+            .header("Repr-Digest") == nil
+        {
+            guard ContinuousClock.now < deadline else { throw RawHTTPClient.Failure(description: "no digest for \(path)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     func checkpoints(_ name: String = "job") -> JSONFileCheckpointStore {
         JSONFileCheckpointStore(path: "\(cache)/\(name).checkpoint.json")
     }

@@ -44,6 +44,28 @@ import Testing
         }
     }
 
+    @Test func badIntegrationFlagsAreRefusedBeforeAnythingStarts() async throws {
+        let cases: [([String], [String: String], String)] = [
+            (["--webhook", "ftp://example.com/hook"], [:], "--webhook"),
+            (["--proxy", "socks5://u:p@proxy:1080"], [:], "SOCKS5"),
+            ([], ["https_proxy": "gopher://proxy:70"], "https_proxy"),
+            (["--webhook-retry-for", "1.5h"], [:], "--webhook-retry-for"),
+            (["--max-connections-per-host", "0"], [:], "--max-connections-per-host"),
+            (["--host", "0.0.0.0", "--token", "t", "--webhook", "http://10.0.0.1/hook"], [:], "--allow-private-networks"),
+        ]
+        for (arguments, environment, named) in cases {
+            try await withTemporaryDirectory { directory in
+                let run = try ChildProcess(
+                    arguments: ["serve", "--port", "0", "--data", directory.path + "/data"] + arguments, environment: environment
+                )
+                let (status, _, stderr) = try await run.finish(timeout: .seconds(10))
+                #expect(status != 0, "\(arguments) \(environment)")
+                #expect(stderr.contains(named), "\(arguments): \(stderr)")
+                #expect(!FileManager.default.fileExists(atPath: directory.path + "/data/sluice.sqlite"))
+            }
+        }
+    }
+
     @Test func anEmptyTokenIsRefused() async throws {
         for (arguments, environment) in [(["--token", ""], [:]), ([], ["SLUICE_TOKEN": ""])] {
             let run = try ChildProcess(

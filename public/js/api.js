@@ -56,6 +56,10 @@ export class Api {
         return this.request("GET", `jobs/${encodeURIComponent(id)}/segments`);
     }
 
+    deliveries(id) {
+        return this.request("GET", `jobs/${encodeURIComponent(id)}/deliveries`);
+    }
+
     getQueue() {
         return this.request("GET", "queue");
     }

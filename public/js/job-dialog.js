@@ -1,6 +1,6 @@
-// One job in detail: its URL, priority and dependencies, editable (PATCH /jobs/ID), and a
-// map of its file: which ranges are on disk and which are being fetched, refreshed while
-// the dialog is open.
+// One job in detail: its URL, priority, dependencies, webhook and proxy, editable (PATCH
+// /jobs/ID); a map of its file (which ranges are on disk and which are being fetched) and
+// its webhook deliveries, refreshed while the dialog is open.
 
 import { formatBytes } from "./format.js";
 
@@ -40,6 +40,8 @@ export class JobDialog {
         this.#field("url").value = job.url;
         this.#field("priority").value = String(job.priority);
         this.#field("after").value = job.after.join(", ");
+        this.#field("notify").value = job.notify ?? "";
+        this.#field("proxy").value = job.proxy ?? "";
         this.#field("keepBytes").checked = false;
         this.#error("");
         this.update(job);
@@ -88,6 +90,11 @@ export class JobDialog {
         if (priority !== job.priority) changes.priority = priority;
         const after = this.#field("after").value.split(/[\s,]+/).filter(Boolean);
         if (after.join(",") !== job.after.join(",")) changes.after = after;
+        // Empty removes them; a proxy left as shown (credentials as ***) is not changed.
+        for (const name of ["notify", "proxy"]) {
+            const value = this.#field(name).value.trim();
+            if (value !== (job[name] ?? "")) changes[name] = value === "" ? null : value;
+        }
         if (changes.url && this.#field("keepBytes").checked) changes.keepBytes = true;
         if (Object.keys(changes).length === 0) return this.#dialog.close();
         try {
@@ -96,7 +103,7 @@ export class JobDialog {
             this.#dialog.close();
         } catch (error) {
             this.#error(error.message);
-            const field = { url: "url", priority: "priority", after: "after" }[error.field];
+            const field = { url: "url", priority: "priority", after: "after", notify: "notify", proxy: "proxy" }[error.field];
             if (field) this.#field(field).focus();
         }
     }
@@ -105,7 +112,9 @@ export class JobDialog {
         const id = this.#job?.id;
         if (!this.#dialog.open || !id) return;
         try {
-            this.#render(await this.#api.segments(id));
+            const [segments, deliveries] = await Promise.all([this.#api.segments(id), this.#api.deliveries(id)]);
+            this.#render(segments);
+            this.#renderDeliveries(deliveries);
         } catch {
             // Deleted meanwhile, or the service is away: the map keeps what it showed.
         }
@@ -115,6 +124,29 @@ export class JobDialog {
     #stop() {
         clearTimeout(this.#timer);
         this.#timer = null;
+    }
+
+    #renderDeliveries(deliveries) {
+        const list = this.#dialog.querySelector("[data-role=deliveries]");
+        list.dataset.count = String(deliveries.length);
+        if (deliveries.length === 0) {
+            const none = document.createElement("li");
+            none.className = "hint";
+            none.textContent = "None yet: a webhook is told when the job completes, fails or is removed.";
+            list.replaceChildren(none);
+            return;
+        }
+        list.replaceChildren(
+            ...deliveries.map((delivery) => {
+                const item = document.createElement("li");
+                item.dataset.state = delivery.state;
+                const tries = delivery.attempts === 1 ? "1 attempt" : `${delivery.attempts} attempts`;
+                const last = delivery.lastStatus != null ? `, last answer ${delivery.lastStatus}` : delivery.lastError ? `, ${delivery.lastError}` : "";
+                const next = delivery.nextAttemptAt ? `, next ${new Date(delivery.nextAttemptAt).toLocaleTimeString()}` : "";
+                item.textContent = `${delivery.event} → ${delivery.url}: ${delivery.state} (${tries}${last}${next})`;
+                return item;
+            })
+        );
     }
 
     #render(segments) {

@@ -14,6 +14,10 @@ public struct DownloadCheckpoint: Codable, Sendable, Equatable {
     public var written: [WrittenRange]
     /// The name the file will get.
     public var fileName: String?
+    /// The SHA-256 the remote announced for the file in `Repr-Digest` (RFC 9530), as
+    /// lowercase hex: the finished file must have it, after a restart of the service too.
+    /// Absent from checkpoints saved before Sluice asked for it, which decode as nil.
+    public var announcedSHA256: String?
     /// Saved just before the verified file is placed: how to recognise it in its place if
     /// the process dies before the job is saved `completed`.
     public var placement: Placement?
@@ -50,7 +54,7 @@ public struct DownloadCheckpoint: Codable, Sendable, Equatable {
 
     public init(
         url: String, finalURL: String? = nil, validators: Validators? = nil, totalBytes: Int64? = nil,
-        acceptsRanges: Bool = false, written: [Range<Int64>] = [], fileName: String? = nil
+        acceptsRanges: Bool = false, written: [Range<Int64>] = [], fileName: String? = nil, announcedSHA256: String? = nil
     ) {
         self.url = url
         self.finalURL = finalURL
@@ -59,6 +63,7 @@ public struct DownloadCheckpoint: Codable, Sendable, Equatable {
         self.acceptsRanges = acceptsRanges
         self.written = written.map(WrittenRange.init)
         self.fileName = fileName
+        self.announcedSHA256 = announcedSHA256
     }
 
     public var writtenRanges: [Range<Int64>] { written.map(\.range) }

@@ -11,6 +11,10 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     public var after: [String]
     /// Bytes per second for this job, under the queue's limit; nil for none.
     public var limitRate: Int64?
+    /// A webhook URL told when this job ends or goes.
+    public var notify: String?
+    /// `http://[user:pass@]host:port` or `socks5://host:port`: this job's proxy.
+    public var proxy: String?
 
     /// Headers the engine sets itself; a job may not override them.
     static let reservedHeaders: Set<String> = [
@@ -19,7 +23,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     ]
 
     private enum CodingKeys: String, CodingKey {
-        case url, filename, connections, sha256, headers, priority, paused, after, limitRate
+        case url, filename, connections, sha256, headers, priority, paused, after, limitRate, notify, proxy
     }
 
     public init(from decoder: any Decoder) throws {
@@ -47,12 +51,14 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         paused = try field(Bool.self, .paused) ?? false
         after = try field([String].self, .after) ?? []
         limitRate = try field(Int64.self, .limitRate)
+        notify = try field(String.self, .notify)
+        proxy = try field(String.self, .proxy)
         try validate()
     }
 
     public init(url: String, filename: String? = nil, connections: Int = 4, sha256: String? = nil,
                 headers: [String: String] = [:], priority: Int = 0, paused: Bool = false, after: [String] = [],
-                limitRate: Int64? = nil) throws {
+                limitRate: Int64? = nil, notify: String? = nil, proxy: String? = nil) throws {
         self.url = url
         self.filename = filename
         self.connections = connections
@@ -62,6 +68,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         self.paused = paused
         self.after = after
         self.limitRate = limitRate
+        self.notify = notify
+        self.proxy = proxy
         try validate()
     }
 
@@ -76,6 +84,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         try Self.validateHeaders(headers)
         try Self.validateAfter(after)
         if let limitRate { try RateLimit.validate(limitRate, field: "limitRate") }
+        if let notify { _ = try EndpointURL(notify, schemes: EndpointURL.webhookSchemes, field: "notify") }
+        if let proxy { _ = try EndpointURL.proxy(proxy, field: "proxy") }
     }
 
     public static func validateFilename(_ filename: String) throws {

@@ -1,6 +1,6 @@
 /// The body of `PATCH /jobs/ID`: any of `url`, `headers` (null for none), `priority`, `connections`,
 /// `limitRate` (null removes it), `after`, `filename` (null goes back to the remote's
-/// name), and `keepBytes`, which makes a new `url` that does not serve the same file a
+/// name), `notify` and `proxy` (null removes them), and `keepBytes`, which makes a new `url` that does not serve the same file a
 /// 409 instead of a restart. Each value is validated as at creation; another key is
 /// `invalid_field` naming it.
 public struct JobPatch: Sendable, Equatable, Decodable {
@@ -12,9 +12,11 @@ public struct JobPatch: Sendable, Equatable, Decodable {
     public var after: [String]?
     public var filename: Patched<String>?
     public var keepBytes: Bool
+    public var notify: Patched<String>?
+    public var proxy: Patched<String>?
 
     public static let fields: Set<String> = [
-        "url", "headers", "priority", "connections", "limitRate", "after", "filename", "keepBytes",
+        "url", "headers", "priority", "connections", "limitRate", "after", "filename", "keepBytes", "notify", "proxy",
     ]
 
     public init(from decoder: any Decoder) throws {
@@ -32,6 +34,8 @@ public struct JobPatch: Sendable, Equatable, Decodable {
         after = try body.value([String].self, "after")
         filename = try body.nullable(String.self, "filename")
         keepBytes = try body.value(Bool.self, "keepBytes") ?? false
+        notify = try body.nullable(String.self, "notify")
+        proxy = try body.nullable(String.self, "proxy")
         try validate()
     }
 
@@ -43,12 +47,14 @@ public struct JobPatch: Sendable, Equatable, Decodable {
         if case .set(let rate) = limitRate { try RateLimit.validate(rate, field: "limitRate") }
         if let after { try CreateJobRequest.validateAfter(after) }
         if case .set(let name) = filename { try CreateJobRequest.validateFilename(name) }
+        if case .set(let url) = notify { _ = try EndpointURL(url, schemes: EndpointURL.webhookSchemes, field: "notify") }
+        if case .set(let url) = proxy { _ = try EndpointURL.proxy(url, field: "proxy") }
     }
 
     /// Whether a running download must stop and go on under the new values (at its next
     /// segment, from its checkpoint): what the engine was started with changed. Priority,
-    /// `after` and the rate apply without it.
+    /// `after`, `notify` and the rate apply without it.
     public var changesTheDownload: Bool {
-        url != nil || headers != nil || connections != nil || filename != nil
+        url != nil || headers != nil || connections != nil || filename != nil || proxy != nil
     }
 }

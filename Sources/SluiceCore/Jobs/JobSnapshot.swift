@@ -31,6 +31,10 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     public var waitingFor: [String] = []
     /// Bytes per second for this job, under the queue's limit; nil for none.
     public var limitRate: Int64?
+    /// A webhook URL told when this job ends or goes, besides `--webhook`'s.
+    public var notify: String?
+    /// The proxy this job's connections go through, instead of the service's.
+    public var proxy: String?
 
     // Not in the JSON: what the job was created with.
     public var requestedFilename: String?
@@ -79,6 +83,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     private enum CodingKeys: String, CodingKey {
         case id, url, state, filename, bytesTotal, bytesDone, progress, speed, eta, connections, resumable
         case sha256, path, error, priority, createdAt, updatedAt, completedAt, retryAt, after, waitingFor, limitRate
+        case notify, proxy
     }
 
     /// The job as the API shows it, keys in CONTRACT §2's order.
@@ -107,6 +112,9 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             ("after", .array(after.map { .string($0) })),
             ("waitingFor", .array(waitingFor.map { .string($0) })),
             ("limitRate", JSONValue(limitRate)),
+            // Credentials in either URL are never shown (issue 13).
+            ("notify", JSONValue(notify.map(EndpointURL.redact))),
+            ("proxy", JSONValue(proxy.map(EndpointURL.redact))),
         ])
     }
 
@@ -134,5 +142,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         after = try container.decodeIfPresent([String].self, forKey: .after) ?? []
         waitingFor = try container.decodeIfPresent([String].self, forKey: .waitingFor) ?? []
         limitRate = try container.decodeIfPresent(Int64.self, forKey: .limitRate)
+        notify = try container.decodeIfPresent(String.self, forKey: .notify)
+        proxy = try container.decodeIfPresent(String.self, forKey: .proxy)
     }
 }

@@ -1,0 +1,187 @@
+import AsyncHTTPClient
+import Crypto
+public import DownloadEngine
+public import Foundation
+public import Logging
+public import Metrics
+import NIOCore
+import NIOHTTP1
+public import SluiceCore
+
+/// Tells webhooks that jobs ended or went: `--webhook` for every job, and a job's own
+/// `notify`. Each event becomes a stored delivery per URL (made in the same call that
+/// records the event, so it survives a restart); a loop beside the downloads sends what
+/// is due, `POST` with the event as JSON, and tries again on anything but a 2xx or within
+/// the timeout, on `WebhookSchedule`'s backoff. Nothing here is awaited by a download.
+///
+/// With a secret every attempt is signed: `Sluice-Signature: t=UNIX,v1=HEX`, where `v1`
+/// is HMAC-SHA256(secret, "t.BODY") (the README shows how to check it).
+public final class WebhookDispatcher: Sendable {
+    public struct Configuration: Sendable {
+        /// Told of every job's events.
+        public var url: String?
+        public var secret: String?
+        public var schedule: WebhookSchedule
+        /// An attempt that has no answer by then has failed.
+        public var timeout: Duration
+        /// Attempts in flight at once.
+        public var concurrency: Int
+
+        public init(url: String? = nil, secret: String? = nil, schedule: WebhookSchedule = WebhookSchedule(),
+                    timeout: Duration = .seconds(10), concurrency: Int = 8) {
+            self.url = url
+            self.secret = secret
+            self.schedule = schedule
+            self.timeout = timeout
+            self.concurrency = concurrency
+        }
+    }
+
+    public let configuration: Configuration
+    let repository: any JobRepository
+    let client: Fetcher
+    let logger: Logger
+    let clock: ElapsedClock
+    private let wake = WakeSignal()
+    private let outcomes: [String: Counter]
+
+    public init(
+        configuration: Configuration, repository: any JobRepository, client: Fetcher, clock: ElapsedClock = .continuous,
+        metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger = Logger(label: "sluice.webhooks")
+    ) {
+        self.configuration = configuration
+        self.repository = repository
+        self.client = client
+        self.clock = clock
+        self.logger = logger
+        self.outcomes = Dictionary(
+            uniqueKeysWithValues: ["delivered", "retried", "failed"].map {
+                ($0, Counter(label: "sluice_webhook_deliveries_total", dimensions: [("outcome", $0)], factory: metrics))
+            }
+        )
+    }
+
+    /// Records `event` for `job`: one delivery per webhook URL that applies, stored before
+    /// this returns, sent by `run()`.
+    func record(_ event: WebhookEvent, job: JobSnapshot) {
+        var urls: [String] = []
+        for url in [configuration.url, job.notify].compactMap({ $0 }) where !urls.contains(url) { urls.append(url) }
+        guard !urls.isEmpty else { return }
+        let body = WebhookDelivery.body(event: event, job: job)
+        let now = Date()
+        let deliveries = urls.map {
+            WebhookDelivery(id: UUID().uuidString.lowercased(), jobID: job.id, event: event, url: $0, body: body, createdAt: now)
+        }
+        do {
+            try repository.saveDeliveries(deliveries)
+        } catch {
+            logger.error("cannot store the \(event.rawValue) webhook of job \(job.id): \(error)")
+            return
+        }
+        wake.signal()
+    }
+
+    /// A job's deliveries, oldest first.
+    public func deliveries(jobID: String) throws -> [WebhookDelivery] {
+        try repository.deliveries(jobID: jobID)
+    }
+
+    /// Sends due deliveries until cancelled; what a previous run left pending goes first.
+    public func run() async {
+        while !Task.isCancelled {
+            let pending: [WebhookDelivery]
+            do {
+                pending = try repository.pendingDeliveries()
+            } catch {
+                logger.error("cannot read pending webhook deliveries: \(error)")
+                await wake.wait(upTo: .seconds(5), sleep: clock.sleep)
+                continue
+            }
+            let now = Date()
+            let due = pending.filter { ($0.nextAttemptAt ?? now) <= now }.prefix(configuration.concurrency)
+            if !due.isEmpty {
+                await withTaskGroup(of: Void.self) { group in
+                    for delivery in due {
+                        group.addTask { await self.attempt(delivery) }
+                    }
+                }
+                continue
+            }
+            let next = pending.compactMap(\.nextAttemptAt).min()
+            let wait = next.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1000) + 1) }
+            await wake.wait(upTo: wait, sleep: clock.sleep)
+        }
+    }
+
+    /// One attempt: sends, records the answer, and counts the outcome.
+    private func attempt(_ delivery: WebhookDelivery) async {
+        var delivery = delivery
+        var status: Int?
+        var failure: String?
+        do {
+            var request = HTTPClientRequest(url: delivery.url)
+            request.method = .POST
+            for (name, value) in headers(for: delivery) { request.headers.add(name: name, value: value) }
+            request.body = .bytes(ByteBuffer(string: delivery.body))
+            let response = try await client.sendOnce(request, deadline: .now() + .nanoseconds(configuration.timeout.nanoseconds), logger: logger)
+            status = Int(response.status.code)
+            // The answer's body is read (up to 64 KiB) so the connection can be reused, then dropped.
+            var read = 0
+            for try await part in response.body {
+                read += part.readableBytes
+                if read > 64 << 10 { break }
+            }
+        } catch {
+            failure = Self.describe(error)
+        }
+        if Task.isCancelled, status == nil { return }
+        if let status, !(200..<300).contains(status) { failure = "the receiver answered \(status)" }
+        delivery.attempted(
+            status: status, error: failure, at: Date(), schedule: configuration.schedule, jitter: Double.random(in: 0..<1)
+        )
+        let outcome = delivery.state == .delivered ? "delivered" : delivery.state == .failed ? "failed" : "retried"
+        outcomes[outcome]?.increment()
+        if delivery.state != .delivered {
+            logger.info(
+                "webhook \(delivery.event.rawValue) of job \(delivery.jobID) to \(EndpointURL.redact(delivery.url)) \(outcome): \(delivery.lastError ?? "")"
+            )
+        }
+        do {
+            try repository.saveDeliveries([delivery])
+        } catch {
+            logger.error("cannot save webhook delivery \(delivery.id): \(error)")
+        }
+    }
+
+    /// The headers of an attempt, signed now when there is a secret.
+    func headers(for delivery: WebhookDelivery, at time: Date = Date()) -> [(String, String)] {
+        var headers = [
+            ("Content-Type", "application/json"), ("User-Agent", "sluice"),
+            ("Sluice-Event", delivery.event.rawValue), ("Sluice-Delivery", delivery.id),
+        ]
+        if let secret = configuration.secret {
+            headers.append(("Sluice-Signature", Self.signature(secret: secret, timestamp: Int64(time.timeIntervalSince1970), body: delivery.body)))
+        }
+        return headers
+    }
+
+    /// `t=UNIX,v1=HEX`, `v1` = HMAC-SHA256(secret, "t.BODY").
+    public static func signature(secret: String, timestamp: Int64, body: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(timestamp).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return "t=\(timestamp),v1=" + mac.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// A failure in a line, without credentials.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? SluiceError { return error.message }
+        if let error = error as? HTTPClientError, error == .deadlineExceeded { return "no answer within the timeout" }
+        return EndpointURL.redact("\(error)")
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,77 @@
+public import Foundation
+
+/// One webhook call for one event of one job, tried until the receiver answers 2xx or
+/// the schedule gives up; stored, so that retries survive a restart. Every attempt sends
+/// the same `body` and the same `id` (`Sluice-Delivery`), so a receiver can drop repeats.
+public struct WebhookDelivery: Sendable, Equatable {
+    public enum State: String, Sendable {
+        case pending
+        case delivered
+        case failed
+    }
+
+    public var id: String
+    public var jobID: String
+    public var event: WebhookEvent
+    public var url: String
+    /// `{"event": "...", "job": {...}}` as it was when the event happened.
+    public var body: String
+    public var state: State
+    public var attempts: Int
+    /// The status of the last answer; nil when there was none (a timeout, a refusal).
+    public var lastStatus: Int?
+    public var lastError: String?
+    public var createdAt: Date
+    /// When the next attempt goes; nil once delivered or given up.
+    public var nextAttemptAt: Date?
+    public var deliveredAt: Date?
+
+    public init(id: String, jobID: String, event: WebhookEvent, url: String, body: String, createdAt: Date) {
+        self.id = id
+        self.jobID = jobID
+        self.event = event
+        self.url = url
+        self.body = body
+        self.state = .pending
+        self.attempts = 0
+        self.createdAt = createdAt
+        self.nextAttemptAt = createdAt
+    }
+
+    /// The body a delivery of `event` for `job` sends.
+    public static func body(event: WebhookEvent, job: JobSnapshot) -> String {
+        JSONValue.object([("event", .string(event.rawValue)), ("job", job.json)]).text
+    }
+
+    /// Records an attempt's answer: a 2xx delivers; anything else is tried again when the
+    /// schedule allows, or fails the delivery.
+    public mutating func attempted(status: Int?, error: String?, at now: Date, schedule: WebhookSchedule, jitter: Double) {
+        attempts += 1
+        lastStatus = status
+        lastError = error
+        if let status, (200..<300).contains(status) {
+            state = .delivered
+            deliveredAt = now
+            nextAttemptAt = nil
+            return
+        }
+        nextAttemptAt = schedule.nextAttempt(attempts: attempts, createdAt: createdAt, now: now, jitter: jitter)
+        if nextAttemptAt == nil { state = .failed }
+    }
+
+    /// As `GET /jobs/ID/deliveries` shows it: no body, the URL without credentials.
+    public var json: JSONValue {
+        .object([
+            ("id", .string(id)),
+            ("event", .string(event.rawValue)),
+            ("url", .string(EndpointURL.redact(url))),
+            ("state", .string(state.rawValue)),
+            ("attempts", JSONValue(attempts)),
+            ("lastStatus", lastStatus.map { JSONValue($0) } ?? .null),
+            ("lastError", JSONValue(lastError)),
+            ("createdAt", JSONValue(createdAt)),
+            ("nextAttemptAt", JSONValue(nextAttemptAt)),
+            ("deliveredAt", JSONValue(deliveredAt)),
+        ])
+    }
+}
