@@ -100,11 +100,15 @@ public final class WebhookDispatcher: Sendable {
             let now = Date()
             let due = pending.filter { ($0.nextAttemptAt ?? now) <= now }.prefix(configuration.concurrency)
             if !due.isEmpty {
-                await withTaskGroup(of: Void.self) { group in
+                let allSaved = await withTaskGroup(of: Bool.self) { group in
                     for delivery in due {
                         group.addTask { await self.attempt(delivery) }
                     }
+                    return await group.reduce(true) { $0 && $1 }
                 }
+                // An attempt the store could not record is still due: wait before the
+                // next, so that a full disk never makes a loop of calls to a receiver.
+                if !allSaved { await wake.wait(upTo: .seconds(5), sleep: clock.sleep) }
                 continue
             }
             let next = pending.compactMap(\.nextAttemptAt).min()
@@ -113,8 +117,9 @@ public final class WebhookDispatcher: Sendable {
         }
     }
 
-    /// One attempt: sends, records the answer, and counts the outcome.
-    private func attempt(_ delivery: WebhookDelivery) async {
+    /// One attempt: sends, records the answer, and counts the outcome. False when the
+    /// answer could not be stored.
+    private func attempt(_ delivery: WebhookDelivery) async -> Bool {
         var delivery = delivery
         var status: Int?
         var failure: String?
@@ -134,7 +139,7 @@ public final class WebhookDispatcher: Sendable {
         } catch {
             failure = Self.describe(error)
         }
-        if Task.isCancelled, status == nil { return }
+        if Task.isCancelled, status == nil { return true }
         if let status, !(200..<300).contains(status) { failure = "the receiver answered \(status)" }
         delivery.attempted(
             status: status, error: failure, at: Date(), schedule: configuration.schedule, jitter: Double.random(in: 0..<1)
@@ -148,8 +153,10 @@ public final class WebhookDispatcher: Sendable {
         }
         do {
             try repository.saveDeliveries([delivery])
+            return true
         } catch {
             logger.error("cannot save webhook delivery \(delivery.id): \(error)")
+            return false
         }
     }
 
