@@ -1,5 +1,6 @@
 import NIOCore
 public import NIOPosix
+import SluiceSystem
 import Synchronization
 
 /// The threads that move download bytes, apart from the Swift cooperative pool that
@@ -47,9 +48,7 @@ public enum DataPlane {
     static func adoptPriority() {
         let value = niceness.load(ordering: .relaxed)
         guard value != 0 else { return }
-        #if os(Linux)
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, value)
-        #endif
+        ThreadPriority.setCurrentThreadNice(value)
     }
 
     /// The next loop's executor, round robin: a download's connections spread over the cores.

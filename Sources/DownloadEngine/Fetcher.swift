@@ -122,15 +122,17 @@ public final class Fetcher: Sendable {
     }
 
     /// The refusal for a proxy a job names when its address is a literal the policy refuses.
-    public func literalRefusal(proxy: EndpointURL) -> SluiceError? {
-        guard let address = IPAddress(host: proxy.host), !policy.allows(address) else { return nil }
-        return TargetPolicy.refusal(host: proxy.host)
-    }
+    public func literalRefusal(proxy: EndpointURL) -> SluiceError? { literalRefusal(host: proxy.host) }
 
     /// The refusal for a URL that names a literal address the policy refuses, checked
     /// before anything is stored; nil for names, which are checked when they are resolved.
     public func literalRefusal(for url: String) -> SluiceError? {
-        guard let host = URLOrigin(url)?.host, let address = IPAddress(host: host), !policy.allows(address) else { return nil }
+        URLOrigin(url).flatMap { literalRefusal(host: $0.host) }
+    }
+
+    /// The refusal for `host` when it is a literal address the policy refuses.
+    private func literalRefusal(host: String) -> SluiceError? {
+        guard let address = IPAddress(host: host), !policy.allows(address) else { return nil }
         return TargetPolicy.refusal(host: host)
     }
 
@@ -149,7 +151,7 @@ public final class Fetcher: Sendable {
         guard let proxy = proxies.proxy(scheme: origin.scheme, host: origin.host, jobProxy: jobProxy) else {
             return try await client(for: origin.host).execute(request, deadline: deadline, logger: logger)
         }
-        if let literal = IPAddress(host: origin.host), !policy.allows(literal) { throw TargetPolicy.refusal(host: origin.host) }
+        if let refusal = literalRefusal(host: origin.host) { throw refusal }
         let client = try await client(through: proxy, checked: proxy == jobProxy)
         do {
             return try await client.execute(request, deadline: deadline, logger: logger)

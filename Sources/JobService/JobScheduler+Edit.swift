@@ -55,7 +55,7 @@ extension JobScheduler {
         // checkpoint, so that the checkpoint judged and kept below is the newest.
         if running[id] != nil, patch.changesTheDownload {
             stop(id)
-            await stopping[id]?.value
+            _ = await stopping[id]?.value
             job = try editable(id)
             try checkDependencies(patch.after, of: id)
         }

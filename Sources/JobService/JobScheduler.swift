@@ -281,7 +281,7 @@ public actor JobScheduler {
             if lifecycle.serviceStopping() == .stopDownload { stop(id) }
         }
         let tasks = Array(stopping.values)
-        for task in tasks { await task.value }
+        for task in tasks { _ = await task.value }
         wakeUp?.cancel()
         events.finishAll()
     }

@@ -128,7 +128,7 @@ public final class WebhookDispatcher: Sendable {
             request.method = .POST
             for (name, value) in headers(for: delivery) { request.headers.add(name: name, value: value) }
             request.body = .bytes(ByteBuffer(string: delivery.body))
-            let response = try await client.sendOnce(request, deadline: .now() + .nanoseconds(configuration.timeout.nanoseconds), logger: logger)
+            let response = try await client.sendOnce(request, deadline: .now() + TimeAmount(configuration.timeout), logger: logger)
             status = Int(response.status.code)
             // The answer's body is read (up to 64 KiB) so the connection can be reused, then dropped.
             var read = 0
@@ -183,12 +183,5 @@ public final class WebhookDispatcher: Sendable {
         if let error = error as? SluiceError { return error.message }
         if let error = error as? HTTPClientError, error == .deadlineExceeded { return "no answer within the timeout" }
         return EndpointURL.redact("\(error)")
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

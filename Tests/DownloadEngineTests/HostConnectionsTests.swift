@@ -49,6 +49,8 @@ struct HostConnectionsTests {
         let cap = HostConnections(limit: 1)
         try await cap.acquire("h:1")
         let told = Task { try await cap.waitForFreeSlot("h:1") }
+        // Waiting, so that it is the release that tells it (not a free slot seen at once).
+        try await waitUntil { cap.waiting.more == 1 }
         cap.release("h:1")
         try await told.value
         #expect(cap.tryAcquire("h:1", upTo: 2) == 1)

@@ -102,13 +102,3 @@ struct CIDRRange {
         return true
     }
 }
-
-extension IPAddress {
-    /// The address in network order: 4 bytes or 16.
-    var bytes: [UInt8] {
-        switch self {
-        case .v4(let value): [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> UInt32($0)) }
-        case .v6(let bytes): bytes
-        }
-    }
-}
