@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // Pure domain logic: no I/O, no server, no client.
@@ -113,6 +114,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The cluster's store: jobs, claims, leases and node heartbeats in PostgreSQL, for
+        // several `sluice serve` nodes sharing one database.
+        .target(
+            name: "PostgresStore",
+            dependencies: [
+                "SluiceCore",
+                "JobService",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The HTTP API over any `JobService`: routes, middleware, the server's pipeline.
         // It knows neither the engine nor the store.
         .target(
@@ -144,6 +160,7 @@ let package = Package(
                 "DownloadEngine",
                 "JobService",
                 "JobStore",
+                "PostgresStore",
                 "RangeOrigin",
                 "SluiceAPI",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -203,12 +220,15 @@ let package = Package(
         ),
         .testTarget(
             name: "JobStoreTests",
-            dependencies: ["JobStore", "JobService", "SluiceCore", "SluiceTestSupport"],
+            dependencies: ["JobStore", "PostgresStore", "JobService", "SluiceCore", "SluiceTestSupport"],
             swiftSettings: testSettings
         ),
         .testTarget(
             name: "SluiceCLITests",
-            dependencies: ["SluiceTestSupport", "SluiceCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "SluiceTestSupport", "SluiceCore", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: testSettings
         ),
         .testTarget(

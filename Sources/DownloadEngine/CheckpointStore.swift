@@ -16,6 +16,13 @@ public protocol CheckpointStore: Sendable {
     func remove() async throws
 }
 
+/// The store refused a checkpoint: another run owns this download now (a cluster node whose
+/// lease on the job was taken back). The run stops at once and touches the file no more:
+/// no truncation, no placement.
+public struct LeaseLost: Error, Sendable {
+    public init() {}
+}
+
 /// A checkpoint as a JSON file beside the download (aria2's control file): written to a
 /// temporary file, `fsync`ed, then renamed over the old one, so a crash leaves either the
 /// old checkpoint or the new one, never half of one.

@@ -39,8 +39,9 @@ extension Download {
         if options.continuePartial, let size = try? file.size(), size > 0, try await continueExisting(file: file, size: size) {
             return nil
         }
-        try file.truncate()
+        // The store first (see `LeaseLost`), then the file.
         try await store.remove()
+        try file.truncate()
         state.markStartedFromZero()
         let (response, probe, finalURL) = try await self.probe()
         let remote = DownloadState.Remote(

@@ -77,8 +77,12 @@ public final class Download: Sendable {
                 logger.notice("starting over from byte 0: \(restart.reason)", metadata: ["url": "\(url)"])
                 if case .fail(let error) = restarts.handle(.remoteChanged(restart.reason), jitter: 0) { throw error }
                 checkpoint = nil
-                try file.truncate()
+                // The store first: a run that lost its job must not truncate a file that
+                // another run may have taken over.
                 try await store.remove()
+                try file.truncate()
+            } catch let lost as LeaseLost {
+                throw lost
             } catch {
                 await saveCheckpoint(file: file)
                 if Task.isCancelled { throw CancellationError() }
@@ -86,8 +90,7 @@ public final class Download: Sendable {
                 // its space (after a full disk, especially). Bytes it did not write itself (a
                 // checkpointed prefix, or a file `-c` was asked to continue) are never touched.
                 if state.startedFromZero, !(state.checkpoint(url: url)?.isResumable ?? false) {
-                    try? file.truncate()
-                    try? await store.remove()
+                    if (try? await store.remove()) != nil { try? file.truncate() }
                 }
                 throw error
             }

@@ -47,17 +47,17 @@ public struct JobCheckpointStore: CheckpointStore {
         self.id = id
     }
 
-    public func load() async throws -> DownloadCheckpoint? { try await offLoop { try repository.checkpoint(id: id) } }
+    public func load() async throws -> DownloadCheckpoint? { try await Self.offLoop { try repository.checkpoint(id: id) } }
     public func save(_ checkpoint: DownloadCheckpoint) async throws {
-        try await offLoop { try repository.saveCheckpoint(checkpoint, id: id) }
+        try await Self.offLoop { try repository.saveCheckpoint(checkpoint, id: id) }
     }
-    public func remove() async throws { try await offLoop { try repository.saveCheckpoint(nil, id: id) } }
+    public func remove() async throws { try await Self.offLoop { try repository.saveCheckpoint(nil, id: id) } }
 
     /// A store write waits for the disk (SQLite syncs its log): on NIO's thread pool, not on
     /// the data-plane loop the download runs on, whose other connections would wait with it.
     /// A cancelled task (a pause, a stop) cannot hand work to the pool: its last checkpoint
     /// is written in place.
-    private func offLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    static func offLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         if Task.isCancelled { return try work() }
         return try await NIOThreadPool.singleton.runIfActive(work)
     }

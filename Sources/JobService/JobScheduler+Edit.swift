@@ -32,7 +32,7 @@ extension JobScheduler {
         editing.remove(id)
         // A run the edit stopped goes on (under the new values, or as it was when the edit
         // was refused), unless it must now wait for other jobs.
-        if var job = jobs[id], job.state == .running, running[id] == nil {
+        if var job = jobs[id], job.state == .running, running[id] == nil, cluster == nil || leases[id] != nil {
             if dependenciesComplete(job) {
                 startDownload(job)
             } else {
@@ -49,6 +49,12 @@ extension JobScheduler {
     private func applyEdit(id: String, _ patch: JobPatch) async throws {
         var job = try editable(id)
         try checkDependencies(patch.after, of: id)
+        if cluster != nil, job.state == .running, leases[id] == nil, patch.changesTheDownload {
+            throw SluiceError(
+                .invalidTransition,
+                "job \(id) is running on node \(job.node ?? "another node"): pause it first to change its URL, headers, connections or name"
+            )
+        }
         if let url = patch.url, url != job.url, let refusal = client.literalRefusal(for: url) { throw refusal }
         try checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
         // A run whose URL, headers, connections or name change ends first, after its
@@ -68,7 +74,7 @@ extension JobScheduler {
                 try repository.saveCheckpoint(moved, id: id)
             case .dropped:
                 try repository.saveCheckpoint(nil, id: id)
-                unlink(partialPath(id))
+                removePartialFiles(id)
                 job.bytesDone = 0
                 job.bytesTotal = nil
                 job.resumable = false

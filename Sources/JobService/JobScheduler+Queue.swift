@@ -45,7 +45,11 @@ extension JobScheduler {
             return QueuePlan.Candidate(id: id, priority: job.priority, sequence: sequence)
         }
         // A run an edit stopped, to go on when the edit ends, keeps its slot meanwhile.
-        let held = editing.filter { running[$0] == nil && jobs[$0]?.state == .running }.count
+        let held = editing.filter { running[$0] == nil && jobs[$0]?.state == .running && (cluster == nil || leases[$0] != nil) }.count
+        if cluster != nil {
+            claimAndStart(free: settings.maxActive - running.count - held)
+            return
+        }
         for id in QueuePlan.starts(ready: ready, running: running.count + held, settings: settings) {
             guard var job = jobs[id] else { continue }
             var lifecycle = JobLifecycle(state: job.state)
@@ -92,7 +96,8 @@ extension JobScheduler {
             job.retryAt = nil
             job.waitingFor = notCompleted(job.after)
             job.error = .init(code: SluiceError.Code.dependencyFailed.rawValue, message: reason)
-            update(job)
+            // In a cluster every node may see the failure; the one whose write wins tells.
+            guard update(job) else { continue }
             webhooks?.record(.failed, job: job)
             pending += waiting(for: id).map { ($0, "dependency \(id) failed") }
         }

@@ -11,6 +11,12 @@ extension JobScheduler {
         // Nothing starts once the service is stopping (an edit that ends after the
         // shutdown began must not start a run nobody waits for).
         guard !isShuttingDown else { return }
+        // A cluster node runs only what it holds a lease on.
+        let lease = leases[job.id]
+        if cluster != nil, lease == nil {
+            logger.warning("job \(job.id) is not leased to this node; not started")
+            return
+        }
         generation += 1
         let current = generation
         let previous = stopping.removeValue(forKey: job.id)
@@ -34,15 +40,19 @@ extension JobScheduler {
                 options.hostConnections = configuration.hostConnections
                 return options
             }(),
-            client: client, checkpoints: JobCheckpointStore(repository: repository, id: id),
+            client: client, checkpoints: checkpointStore(id: id, lease: lease),
             logger: logger
         )
+        let lastOwner = lastOwners.removeValue(forKey: id) ?? nodeName
         let task = Task { () -> Outcome in
             // A paused run that placed its file before it saw the pause has done the work.
             if case .success(let result)? = await previous?.value {
                 self.finished(id: id, generation: current, .success(result))
                 return .success(result)
             }
+            // A claim from the store: the run's own partial file first, once any earlier
+            // run of this node has checkpointed.
+            if let lease { await self.adoptPartialFile(id: id, lease: lease, lastOwner: lastOwner) }
             // One reader of the download's events for the whole run, not a task per tick.
             async let reported: Void = {
                 for await case .progress(let progress) in download.events {
@@ -62,6 +72,14 @@ extension JobScheduler {
         running[id] = Run(task: task, generation: current, download: download)
     }
 
+    /// Where a run saves its checkpoints: fenced by its lease in a cluster.
+    func checkpointStore(id: String, lease: Lease?) -> any CheckpointStore {
+        guard let cluster, let lease else { return JobCheckpointStore(repository: repository, id: id) }
+        return FencedCheckpointStore(store: cluster, lease: lease) { [weak self] in
+            await self?.leaseLost(id: id, epoch: lease.epoch)
+        }
+    }
+
     func progressed(id: String, generation: Int, _ progress: DownloadProgress) {
         guard running[id]?.generation == generation, var job = jobs[id], job.state == .running else { return }
         let delta = progress.bytesDone - job.bytesDone
@@ -74,6 +92,7 @@ extension JobScheduler {
         if let name = progress.fileName { job.filename = name }
         job.updatedAt = Date()
         jobs[id] = job
+        storeProgress(job)
         // At most one progress event per job every 250 ms (CONTRACT §3), whatever the engine's pace.
         let now = ContinuousClock.now
         if let last = lastProgressEvent[id], now - last < .milliseconds(240) { return }
@@ -88,6 +107,8 @@ extension JobScheduler {
             // up itself.
             if case .success = outcome, running[id] == nil, let job = jobs[id], [.paused, .queued, .running].contains(job.state) {
                 complete(id: id, outcome)
+            } else {
+                releaseLease(id)
             }
             return
         }
@@ -114,6 +135,10 @@ extension JobScheduler {
             job.completedAt = Date()
             job.error = nil
         case .failure(is CancellationError):
+            releaseLease(id)
+            return
+        case .failure(is LeaseLost):
+            leases[id] = nil
             return
         case .failure(let later as RetryLater):
             // Waiting out a long Retry-After: the slot goes to another job meanwhile.
@@ -136,9 +161,28 @@ extension JobScheduler {
         if job.retryAt == nil { retryFailures[id] = nil }
         job.speed = 0
         job.eta = nil
+        job.node = nil
         job.updatedAt = Date()
+        if let cluster, let lease = leases.removeValue(forKey: id) {
+            lastProgressStored[id] = nil
+            do {
+                guard try cluster.finishRun(job, lease: lease) else {
+                    // Taken back meanwhile: the outcome is another node's to record.
+                    leasesLostCounter.increment()
+                    if let stored = try? cluster.job(id: id) { absorb(stored) }
+                    schedule()
+                    return
+                }
+            } catch {
+                // The lease is no longer renewed: it expires, and the job is run again from
+                // its checkpoint (or found placed, by its intent) by whichever node claims it.
+                logger.error("cannot save job \(id): \(error)")
+                return
+            }
+        } else {
+            do { try repository.update(job) } catch { logger.error("cannot save job \(id): \(error)") }
+        }
         jobs[id] = job
-        do { try repository.update(job) } catch { logger.error("cannot save job \(id): \(error)") }
         events.publish(.job(job))
         if job.state == .completed { webhooks?.record(.completed, job: job) }
         if job.state == .failed {

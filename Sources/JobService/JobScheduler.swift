@@ -25,6 +25,8 @@ public actor JobScheduler {
         public var clock: ElapsedClock = .continuous
         /// Connections to one host across all downloads (`--max-connections-per-host`).
         public var hostConnections: HostConnections?
+        /// This node's name (`--node-name`): the owner of its leases in a cluster.
+        public var nodeName: String = ProcessInfo.processInfo.hostName
 
         public init(
             cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
@@ -51,6 +53,10 @@ public actor JobScheduler {
 
     let configuration: Configuration
     let repository: any JobRepository
+    /// The shared store when this node is one of a cluster's; nil for a single node.
+    let cluster: (any ClusterStore)?
+    public nonisolated let nodeName: String
+    let startedAt = Date()
     let client: Fetcher
     /// Told when jobs end or go; nil for no webhooks.
     let webhooks: WebhookDispatcher?
@@ -84,12 +90,25 @@ public actor JobScheduler {
     /// Wakes the scheduler when the earliest waiting job may start again.
     var wakeUp: Task<Void, Never>?
 
+    // A cluster node's runs: their leases, who ran each job before, when progress was last
+    // stored, and where the reading of other nodes' changes stands.
+    var leases: [String: Lease] = [:]
+    var lastOwners: [String: String?] = [:]
+    var lastProgressStored: [String: ContinuousClock.Instant] = [:]
+    var cursor: ClusterCursor?
+    let claimsCounter: Counter
+    let leasesLostCounter: Counter
+    let rescuedCounter: Counter
+    let runningGauge: Gauge
+
     public init(
         configuration: Configuration, repository: any JobRepository, client: Fetcher, webhooks: WebhookDispatcher? = nil,
         metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger = Logger(label: "sluice.jobs")
     ) throws {
         self.configuration = configuration
         self.repository = repository
+        self.cluster = repository as? any ClusterStore
+        self.nodeName = (repository as? any ClusterStore)?.nodeName ?? configuration.nodeName
         self.client = client
         self.webhooks = webhooks
         self.logger = logger
@@ -103,9 +122,20 @@ public actor JobScheduler {
         self.settings = settings
         self.queueLimiter = RateLimiter(bytesPerSecond: settings.limitRate, clock: configuration.clock)
         self.bytesDownloaded = Counter(label: "sluice_downloaded_bytes_total", dimensions: [], factory: metrics)
+        let node = [("node", nodeName)]
+        claimsCounter = Counter(label: "sluice_cluster_claims_total", dimensions: node, factory: metrics)
+        leasesLostCounter = Counter(label: "sluice_cluster_leases_lost_total", dimensions: node, factory: metrics)
+        rescuedCounter = Counter(label: "sluice_cluster_rescued_jobs_total", dimensions: node, factory: metrics)
+        runningGauge = Gauge(label: "sluice_node_running_jobs", dimensions: node, factory: metrics)
+        // A cluster node takes back only its own jobs, left running by its previous process;
+        // the others' are theirs (or the rescuer's).
+        if let cluster = repository as? any ClusterStore {
+            let recovered = try cluster.recoverOwnJobs()
+            if !recovered.isEmpty { logger.notice("requeued \(recovered.count) job(s) this node was running before it stopped") }
+        }
         for var job in try repository.allJobs() {
             var lifecycle = JobLifecycle(state: job.state)
-            if lifecycle.serviceStarted() == .enqueue {
+            if cluster == nil, lifecycle.serviceStarted() == .enqueue {
                 job.state = lifecycle.state
                 job.speed = 0
                 job.eta = nil
@@ -117,7 +147,7 @@ public actor JobScheduler {
 
     /// Starts what the previous run left queued or running.
     public func start() {
-        for id in order where jobs[id]?.state == .queued {
+        for id in order where cluster == nil && jobs[id]?.state == .queued {
             persist(jobs[id]!)
         }
         schedule()
@@ -210,7 +240,7 @@ public actor JobScheduler {
         // before the resume can start the download.
         if let failed = jobs[id], failed.state == .failed, failed.error?.code == SluiceError.Code.checksumMismatch.rawValue {
             try repository.saveCheckpoint(nil, id: id)
-            unlink(partialPath(id))
+            removePartialFiles(id)
             jobs[id]?.bytesDone = 0
         }
         // A job waiting out a remote's Retry-After: a resume means "try now".
@@ -245,6 +275,7 @@ public actor JobScheduler {
         order.removeAll { $0 == id }
         jobLimiters[id] = nil
         let pending = stopping.removeValue(forKey: id)
+        leases[id] = nil
         events.publish(.removed(id: id))
         webhooks?.record(.removed, job: job)
         // A completed dependency has done its part: the jobs that waited for it forget it.
@@ -264,7 +295,7 @@ public actor JobScheduler {
         if case .success(let result) = await pending?.value, deleteFile {
             unlink(result.path)
         }
-        unlink(partialPath(id))
+        removePartialFiles(id)
         // The stored name as it is: it was never percent-encoded, so `%` is a plain character.
         if deleteFile, let path = job.path, SafeRelativePath.isPlainName(path) {
             unlink(configuration.documentsDirectory + "/" + path)
@@ -284,6 +315,8 @@ public actor JobScheduler {
         for task in tasks { _ = await task.value }
         wakeUp?.cancel()
         events.finishAll()
+        // A cluster node's stopped runs gave their jobs back to the queue for the others.
+        cluster?.close(removingNode: true)
     }
 
     /// A job's webhook deliveries, oldest first.
@@ -342,23 +375,42 @@ public actor JobScheduler {
         return jobs[id]!
     }
 
-    func update(_ job: JobSnapshot) {
+    /// Records a change to a job. In a cluster the write is made only while the stored job
+    /// is still in the state this node saw; when another node changed it first, the stored
+    /// job is read back and false returned.
+    @discardableResult
+    func update(_ job: JobSnapshot) -> Bool {
         var job = job
         job.updatedAt = Date()
+        let seen = jobs[job.id]?.state
         jobs[job.id] = job
-        persist(job)
         events.publish(.job(job))
+        return persist(job, seen: seen)
     }
 
-    private func persist(_ job: JobSnapshot) {
+    @discardableResult
+    private func persist(_ job: JobSnapshot, seen: JobState? = nil) -> Bool {
         do {
+            if let cluster, let seen {
+                if try cluster.update(job, expectedState: seen) { return true }
+                logger.info("job \(job.id) changed on another node first; reading it again")
+                if let stored = try cluster.job(id: job.id) { absorb(stored) } else { absorbRemoval(job.id) }
+                return false
+            }
             try repository.update(job)
         } catch {
             logger.error("cannot save job \(job.id): \(error)")
         }
+        return true
     }
 
-    func partialPath(_ id: String) -> String { configuration.cacheDirectory + "/" + id + ".part" }
+    /// The partial file of a job's run: one per lease in a cluster (`PartialFileTakeover`).
+    func partialPath(_ id: String) -> String {
+        if let lease = leases[id] {
+            return PartialFileTakeover.path(cacheDirectory: configuration.cacheDirectory, id: id, epoch: lease.epoch)
+        }
+        return configuration.cacheDirectory + "/" + id + ".part"
+    }
 
     /// Arranges for `schedule()` to run when the earliest waiting job may start.
     func scheduleWakeUp() {

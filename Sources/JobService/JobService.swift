@@ -26,6 +26,8 @@ public protocol JobService: Sendable {
     func updateQueue(_ patch: QueueSettingsPatch) async throws -> QueueStatus
     /// A job's webhook deliveries, oldest first.
     func deliveries(id: String) async throws -> [WebhookDelivery]
+    /// `GET /nodes`: the cluster's nodes (a single node lists itself).
+    func nodes() async throws -> [NodeStatus]
 }
 
 extension JobScheduler: JobService {}

@@ -13,5 +13,9 @@ struct QueueController {
             return JSONCoding.response(try await jobs.updateQueue(patch).json)
         }
         router.allowOnly([.get, .patch], at: "/queue")
+        router.get("/nodes") { _, _ in
+            JSONCoding.response(.object([("nodes", .array(try await jobs.nodes().map(\.json)))]))
+        }
+        router.allowOnly([.get], at: "/nodes")
     }
 }

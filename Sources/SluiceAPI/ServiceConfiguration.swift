@@ -1,4 +1,5 @@
 public import SluiceCore
+public import Foundation
 
 /// Everything `sluice serve` is configured with, already resolved from flags, the
 /// environment and defaults.
@@ -44,6 +45,14 @@ public struct ServiceConfiguration: Sendable {
     public var proxies: ProxySettings = .none
     /// Connections of all downloads to one host at once.
     public var maxConnectionsPerHost: Int = 16
+    /// `postgres://user:password@host:port/database` for a node of a cluster; nil for the
+    /// single node's SQLite store in the data directory.
+    public var store: String?
+    /// This node's name in a cluster (the host name unless given).
+    public var nodeName: String = ProcessInfo.processInfo.hostName
+    /// How long a node's claim on a job lasts without renewal (it renews it every fifth of
+    /// that, and with each checkpoint); a node silent longer loses its jobs to the others.
+    public var lease: Duration = .seconds(15)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./sluice-data",

@@ -3,6 +3,7 @@ import Foundation
 public import Hummingbird
 public import JobService
 import JobStore
+import PostgresStore
 public import Logging
 import Prometheus
 import RangeOrigin
@@ -79,7 +80,17 @@ public func buildService(
     schedulerConfiguration.releaseSlotAfter = configuration.releaseSlotAfter
     schedulerConfiguration.clock = configuration.clock
     schedulerConfiguration.hostConnections = hostConnections
-    let repository = try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite")
+    schedulerConfiguration.nodeName = configuration.nodeName
+    let repository: any JobRepository
+    if let store = configuration.store {
+        repository = try PostgresJobRepository(
+            location: try PostgresLocation(store), nodeName: configuration.nodeName, leaseDuration: configuration.lease,
+            logger: logger
+        )
+        logger.info("node \(configuration.nodeName) of the cluster on \((try? PostgresLocation(store))?.redacted ?? "PostgreSQL")")
+    } else {
+        repository = try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite")
+    }
     let webhooks = WebhookDispatcher(
         configuration: .init(url: configuration.webhookURL, secret: configuration.webhookSecret, schedule: configuration.webhookSchedule),
         repository: repository, client: client, metrics: metrics, logger: logger
@@ -114,8 +125,12 @@ struct DownloadService: Service {
     func run() async throws {
         await scheduler.start()
         let delivering = Task { await webhooks.run() }
+        // A cluster node's heartbeats, rescues and change feed (nothing for a single node).
+        let clustering = Task { await scheduler.runCluster() }
         try? await gracefulShutdown()
         delivering.cancel()
+        clustering.cancel()
+        await clustering.value
         try await stop()
         await delivering.value
         logger.info("downloads checkpointed")

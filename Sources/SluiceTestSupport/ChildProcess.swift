@@ -83,6 +83,12 @@ public final class ChildProcess: @unchecked Sendable {
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 
+    /// What the child printed so far, on both streams.
+    public var printedSoFar: (stdout: String, stderr: String) {
+        let (out, err) = printed.withLock { $0 }
+        return (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
     /// Reads standard output until a line containing `marker` appears.
     public func waitForLine(containing marker: String, timeout: Duration = .seconds(30)) async throws -> String {
         let deadline = ContinuousClock.now + timeout

@@ -76,6 +76,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Connections of all downloads to one host at once, 1-1024 (env SLUICE_MAX_CONNECTIONS_PER_HOST, default 16).")
     var maxConnectionsPerHost: Int?
 
+    @Option(help: "Job store shared by a cluster's nodes: postgres://user:password@host:port/database (env SLUICE_STORE; default: SQLite in the data directory).")
+    var store: String?
+
+    @Option(help: "This node's name in a cluster, unique among its nodes (env SLUICE_NODE_NAME, default: the host name).")
+    var nodeName: String?
+
+    @Option(help: "How long a node's claim on a job lasts unrenewed, as 15s or 2m; a node silent longer loses its jobs to the others (env SLUICE_LEASE, default 15s).")
+    var lease: String?
+
     func resolvedConfiguration() throws -> ServiceConfiguration {
         func integer(_ flag: Int?, _ name: String, default value: Int) throws -> Int {
             if let flag { return flag }
@@ -155,6 +164,26 @@ struct Serve: AsyncParsableCommand {
         configuration.maxConnectionsPerHost = try integer(maxConnectionsPerHost, "SLUICE_MAX_CONNECTIONS_PER_HOST", 16)
         guard (1...1024).contains(configuration.maxConnectionsPerHost) else {
             throw ValidationError("--max-connections-per-host must be between 1 and 1024")
+        }
+        if let store = store ?? Environment.string("SLUICE_STORE") {
+            do {
+                _ = try PostgresLocation(store)
+            } catch let error as SluiceError {
+                throw ValidationError(error.message)
+            }
+            configuration.store = store
+        }
+        if let name = nodeName ?? Environment.string("SLUICE_NODE_NAME") {
+            guard NodeName.isValid(name) else {
+                throw ValidationError("--node-name must be 1-64 letters, digits, '.', '_' or '-', not \(name)")
+            }
+            configuration.nodeName = name
+        }
+        if let text = lease ?? Environment.string("SLUICE_LEASE") {
+            guard let seconds = DurationText.seconds(text), seconds >= 1, seconds <= 3600 else {
+                throw ValidationError("--lease must be a duration from 1s to 1h, such as 15s or 2m, not \(text)")
+            }
+            configuration.lease = .seconds(seconds)
         }
     }
 

@@ -42,6 +42,10 @@ struct ServiceHarness: Sendable {
             )
             configuration.originRoot = data + "/documents"
             configuration.publicDirectory = Self.repositoryPublic
+            // The same tests against the cluster's store: `scripts/test.sh` runs them again so.
+            if ProcessInfo.processInfo.environment["SLUICE_TEST_STORE"] == "postgres" {
+                configuration.store = try TestPostgres.database(for: data)
+            }
             configure(&configuration)
             var logger = Logger(label: "test-service")
             logger.logLevel = .critical

@@ -90,7 +90,9 @@ export class JobRow {
         if (job.state === "completed") bytes = formatBytes(job.bytesDone);
         else if (job.bytesTotal == null) bytes = job.bytesDone > 0 ? `${formatBytes(job.bytesDone)} so far` : "";
         this.#set("bytes", bytes, (text) => (p.bytes.textContent = text));
-        this.#set("speed", running ? formatSpeed(job.speed) : "", (text) => (p.speed.textContent = text));
+        // In a cluster, which node runs it.
+        const speed = running ? formatSpeed(job.speed) + (job.node ? ` on ${job.node}` : "") : "";
+        this.#set("speed", speed, (text) => (p.speed.textContent = text));
         const eta = running ? formatETA(job.eta) : job.state === "queued" ? queuedText(job) : "";
         this.#set("eta", eta, (text) => (p.eta.textContent = running && text ? `${text} left` : text));
         const error = job.state === "failed" && job.error ? job.error.message : "";

@@ -35,6 +35,8 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     public var notify: String?
     /// The proxy this job's connections go through, instead of the service's.
     public var proxy: String?
+    /// The node running the job, in a cluster (`--store postgres://…`); nil otherwise.
+    public var node: String?
 
     // Not in the JSON: what the job was created with.
     public var requestedFilename: String?
@@ -83,7 +85,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     private enum CodingKeys: String, CodingKey {
         case id, url, state, filename, bytesTotal, bytesDone, progress, speed, eta, connections, resumable
         case sha256, path, error, priority, createdAt, updatedAt, completedAt, retryAt, after, waitingFor, limitRate
-        case notify, proxy
+        case notify, proxy, node
     }
 
     /// The job as the API shows it, keys in CONTRACT §2's order.
@@ -115,6 +117,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             // Credentials in either URL are never shown (issue 13).
             ("notify", JSONValue(notify.map(EndpointURL.redact))),
             ("proxy", JSONValue(proxy.map(EndpointURL.redact))),
+            ("node", JSONValue(node)),
         ])
     }
 
@@ -144,5 +147,6 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         limitRate = try container.decodeIfPresent(Int64.self, forKey: .limitRate)
         notify = try container.decodeIfPresent(String.self, forKey: .notify)
         proxy = try container.decodeIfPresent(String.self, forKey: .proxy)
+        node = try container.decodeIfPresent(String.self, forKey: .node)
     }
 }

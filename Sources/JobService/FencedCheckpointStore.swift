@@ -1,0 +1,29 @@
+import DownloadEngine
+import Foundation
+import NIOPosix
+import SluiceCore
+
+/// A cluster run's checkpoints: every save is fenced by the run's lease. A refused save
+/// tells the scheduler and throws `LeaseLost`, which stops the download before it truncates
+/// or places anything.
+struct FencedCheckpointStore: CheckpointStore {
+    let store: any ClusterStore
+    let lease: Lease
+    let onLost: @Sendable () async -> Void
+
+    func load() async throws -> DownloadCheckpoint? {
+        try await JobCheckpointStore.offLoop { [store, lease] in try store.checkpoint(id: lease.jobID) }
+    }
+
+    func save(_ checkpoint: DownloadCheckpoint) async throws { try await fenced(checkpoint) }
+
+    func remove() async throws { try await fenced(nil) }
+
+    private func fenced(_ checkpoint: DownloadCheckpoint?) async throws {
+        let saved = try await JobCheckpointStore.offLoop { [store, lease] in try store.saveCheckpoint(checkpoint, lease: lease) }
+        guard saved else {
+            await onLost()
+            throw LeaseLost()
+        }
+    }
+}

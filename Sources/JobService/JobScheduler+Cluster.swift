@@ -1,0 +1,260 @@
+import DownloadEngine
+import Foundation
+import Logging
+import NIOPosix
+import SluiceCore
+import CoreMetrics
+
+/// A node of a cluster: jobs are claimed from the shared store rather than started from
+/// memory, every write of a run is fenced by its lease, and what other nodes change is read
+/// back (notified at once, polled every second, read in full after a reconnect).
+extension JobScheduler {
+    /// How often the node heartbeats, renews its leases and runs the rescue.
+    var heartbeatInterval: Duration {
+        guard let cluster else { return .seconds(2) }
+        return max(.milliseconds(200), min(.seconds(2), cluster.leaseDuration / 5))
+    }
+
+    /// `GET /nodes`: the cluster's nodes, or this one alone.
+    public func nodes() throws -> [NodeStatus] {
+        if let cluster { return try cluster.nodes() }
+        let runningJobs = order.filter { running[$0] != nil }
+        return [NodeStatus(name: nodeName, startedAt: startedAt, lastHeartbeat: Date(), age: 0, runningJobs: runningJobs)]
+    }
+
+    /// Claims ready jobs for the free slots and starts them.
+    func claimAndStart(free: Int) {
+        guard let cluster, free > 0, !settings.paused else { return }
+        let now = Date()
+        // Ask the store only when a job this node knows of may be ready (the store decides).
+        guard jobs.values.contains(where: { $0.state == .queued && $0.waitingFor.isEmpty && ($0.retryAt.map { $0 <= now } ?? true) })
+        else { return }
+        let claimed: [ClaimedJob]
+        do {
+            claimed = try cluster.claim(limit: free)
+        } catch {
+            logger.warning("cannot claim jobs: \(error)")
+            return
+        }
+        for claim in claimed {
+            var job = claim.job
+            job.node = nodeName
+            if jobs[job.id] == nil { insertInOrder(job) }
+            jobs[job.id] = job
+            leases[job.id] = claim.lease
+            lastOwners[job.id] = claim.lastOwner
+            claimsCounter.increment()
+            events.publish(.job(job))
+            startDownload(job)
+        }
+    }
+
+    /// Prepares the run's partial file from the job's earlier one (see `PartialFileTakeover`).
+    func adoptPartialFile(id: String, lease: Lease, lastOwner: String?) async {
+        let ownFile = lastOwner == nodeName
+        let cacheDirectory = configuration.cacheDirectory
+        let checkpoint = ownFile ? nil : (try? repository.checkpoint(id: id))
+        let written = checkpoint?.writtenRanges ?? []
+        logger.info(
+            "job \(id): lease \(lease.epoch), taking over the partial file \(ownFile ? "by renaming it" : "by copying \(written.count) checkpointed range(s)")"
+        )
+        do {
+            try await NIOThreadPool.singleton.runIfActive {
+                try PartialFileTakeover.adopt(
+                    cacheDirectory: cacheDirectory, id: id, epoch: lease.epoch, ownFile: ownFile, written: written
+                )
+            }
+        } catch {
+            logger.warning("job \(id): the partial file could not be taken over, the download starts over: \(error)")
+        }
+    }
+
+    /// A run's lease was refused: the run stops at once, writing nothing more.
+    func leaseLost(id: String, epoch: Int64) {
+        guard let lease = leases[id], lease.epoch == epoch else { return }
+        logger.warning("job \(id): lease \(epoch) lost; another node owns the job now")
+        leases[id] = nil
+        lastProgressStored[id] = nil
+        leasesLostCounter.increment()
+        stop(id)
+        if let cluster, let stored = try? cluster.job(id: id) { absorb(stored) }
+    }
+
+    /// Gives a stopped run's lease back (a run an edit stopped keeps it, to go on).
+    func releaseLease(_ id: String) {
+        guard let cluster, !editing.contains(id), running[id] == nil, let lease = leases.removeValue(forKey: id) else { return }
+        lastProgressStored[id] = nil
+        do { try cluster.release(lease) } catch { logger.warning("cannot release job \(id): \(error)") }
+    }
+
+    /// At most once a second per job: progress to the store, which renews the lease.
+    func storeProgress(_ job: JobSnapshot) {
+        guard let cluster, let lease = leases[job.id] else { return }
+        let now = ContinuousClock.now
+        if let last = lastProgressStored[job.id], now - last < .seconds(1) { return }
+        lastProgressStored[job.id] = now
+        do {
+            if try !cluster.saveProgress(job, lease: lease) { leaseLost(id: job.id, epoch: lease.epoch) }
+        } catch {
+            logger.warning("cannot save the progress of job \(job.id): \(error)")
+        }
+    }
+
+    // MARK: What other nodes changed
+
+    /// Reads what changed since the last read (everything when `full`) and absorbs it.
+    func synchronize(full: Bool) {
+        guard let cluster else { return }
+        let changes: ClusterChanges
+        do {
+            changes = try cluster.changes(since: full ? nil : cursor)
+        } catch {
+            logger.warning("cannot read the cluster's changes: \(error)")
+            return
+        }
+        cursor = changes.cursor
+        if let stored = changes.settings, stored != settings {
+            settings = stored
+            queueLimiter.setRate(stored.limitRate)
+        }
+        for job in changes.jobs { absorb(job) }
+        var gone = changes.removed
+        if changes.isFull {
+            let present = Set(changes.jobs.map(\.id))
+            gone += order.filter { !present.contains($0) }
+        }
+        for id in gone where jobs[id] != nil { absorbRemoval(id) }
+        schedule()
+        scheduleWakeUp()
+    }
+
+    /// One job as another node (or this one) left it in the store.
+    func absorb(_ stored: JobSnapshot) {
+        var row = stored
+        if let local = jobs[row.id] {
+            if leases[row.id] != nil || running[row.id] != nil {
+                // This node's run: its own progress is newer than the row's.
+                let mine = row.state == .running && row.node == nodeName
+                if mine || editing.contains(row.id) {
+                    row.node = nodeName
+                    row.state = local.state
+                    row.bytesDone = local.bytesDone
+                    row.bytesTotal = local.bytesTotal
+                    row.speed = local.speed
+                    row.eta = local.eta
+                    row.filename = local.filename
+                    row.resumable = local.resumable
+                    row.updatedAt = max(row.updatedAt, local.updatedAt)
+                    row.waitingFor = local.waitingFor
+                    if row.limitRate != local.limitRate { jobLimiters[row.id]?.setRate(row.limitRate) }
+                    if row.url != local.url || row.headers != local.headers || row.connections != local.connections
+                        || row.proxy != local.proxy || row.requestedFilename != local.requestedFilename
+                    {
+                        // Changed under a running download: it goes back to the queue, after
+                        // its checkpoint, and starts again under the new values.
+                        jobs[row.id] = row
+                        sendBack(row.id, reason: "it was edited on another node")
+                        return
+                    }
+                } else {
+                    // Paused, deleted or taken back elsewhere: the run stops.
+                    stop(row.id)
+                }
+            } else {
+                row.waitingFor = local.waitingFor
+            }
+            guard row != local else { return }
+            jobs[row.id] = row
+        } else {
+            insertInOrder(row)
+        }
+        events.publish(.job(row))
+    }
+
+    func absorbRemoval(_ id: String) {
+        stop(id)
+        jobs[id] = nil
+        order.removeAll { $0 == id }
+        jobLimiters[id] = nil
+        leases[id] = nil
+        events.publish(.removed(id: id))
+        // The deleting node removed the partial files it can see; these may be on this
+        // node's own disk.
+        removePartialFiles(id)
+    }
+
+    /// Adds a job another node created, by age.
+    func insertInOrder(_ job: JobSnapshot) {
+        jobs[job.id] = job
+        let index = order.lastIndex { (jobs[$0]?.createdAt ?? .distantPast) <= job.createdAt }.map { $0 + 1 } ?? 0
+        order.insert(job.id, at: index)
+    }
+
+    func removePartialFiles(_ id: String) {
+        for path in PartialFileTakeover.all(cacheDirectory: configuration.cacheDirectory, id: id) { unlink(path) }
+    }
+
+    // MARK: The node's loops
+
+    /// Heartbeats, lease renewals, rescue, and the change feed, until cancelled. Started
+    /// with the service when the store is a cluster's.
+    public func runCluster() async {
+        guard let cluster else { return }
+        let signals = cluster.signals()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [weak self] in
+                for await signal in signals {
+                    guard let self else { return }
+                    await self.signalled(signal)
+                }
+            }
+            group.addTask { [weak self] in
+                var lastFull = ContinuousClock.now
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    guard let self, !Task.isCancelled else { return }
+                    let full = ContinuousClock.now - lastFull >= .seconds(30)
+                    if full { lastFull = .now }
+                    await self.synchronize(full: full)
+                }
+            }
+            group.addTask { [weak self] in
+                while !Task.isCancelled {
+                    guard let interval = await self?.heartbeatInterval else { return }
+                    await self?.beat()
+                    try? await Task.sleep(for: interval)
+                }
+            }
+            await group.waitForAll()
+        }
+    }
+
+    func signalled(_ signal: ClusterSignal) {
+        guard !isShuttingDown else { return }
+        switch signal {
+        case .job:
+            synchronize(full: false)
+        case .resync:
+            synchronize(full: true)
+        }
+    }
+
+    /// One heartbeat: this node alive, its leases renewed (any not renewed is lost), then
+    /// the rescue of other nodes' expired leases, if this node wins the lock.
+    func beat() {
+        guard let cluster, !isShuttingDown else { return }
+        do {
+            let lost = try cluster.heartbeat(running: Array(leases.values))
+            for id in lost { if let lease = leases[id] { leaseLost(id: id, epoch: lease.epoch) } }
+            let rescued = try cluster.rescue(staleAfter: cluster.leaseDuration)
+            if !rescued.isEmpty {
+                logger.notice("requeued \(rescued.count) job(s) whose node stopped renewing its lease: \(rescued.joined(separator: ", "))")
+                rescuedCounter.increment(by: Int64(rescued.count))
+                synchronize(full: false)
+            }
+        } catch {
+            logger.warning("heartbeat failed: \(error)")
+        }
+        runningGauge.record(running.count)
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+public import JobService
+import PostgresNIO
+public import SluiceCore
+
+/// Claims, leases, heartbeats, rescue and the change feed.
+extension PostgresJobRepository {
+    public func recoverOwnJobs() throws -> [String] {
+        try connections.run(
+            """
+            WITH recovered AS (
+                UPDATE job SET state = CASE WHEN state = 'running' THEN 'queued' ELSE state END, owner = NULL,
+                    last_owner = owner, lease_expires_at = NULL, speed = 0, eta = NULL
+                WHERE owner = \(nodeName)
+                RETURNING id
+            )
+            SELECT r.id FROM recovered r, pg_notify(\(PostgresSchema.channel), r.id) AS n
+            """
+        ).rows.map { try $0.decode(String.self) }
+    }
+
+    /// One statement: the ready queued jobs (dependencies completed, no `Retry-After`
+    /// pending, no lease still held, the queue not paused), highest priority then oldest
+    /// first, locked with `SKIP LOCKED` so that nodes claiming at the same moment take
+    /// different jobs, then leased to this node under a new epoch.
+    public func claim(limit: Int) throws -> [ClaimedJob] {
+        guard limit > 0 else { return [] }
+        let now = Date().timeIntervalSince1970
+        let rows = try connections.run(
+            """
+            WITH ready AS (
+                SELECT j.id FROM job j
+                WHERE j.state = 'queued'
+                    AND (j.retry_at IS NULL OR j.retry_at <= \(now))
+                    AND (j.owner IS NULL OR j.lease_expires_at < now())
+                    AND NOT COALESCE((SELECT paused FROM queue_settings WHERE id = 1), false)
+                    AND NOT EXISTS (
+                        SELECT 1 FROM jsonb_array_elements_text(j.dependencies::jsonb) AS d(dependency)
+                        WHERE NOT EXISTS (SELECT 1 FROM job x WHERE x.id = d.dependency AND x.state = 'completed')
+                    )
+                ORDER BY j.priority DESC, j.sequence
+                LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE job SET state = 'running', owner = \(nodeName), epoch = job.epoch + 1,
+                lease_expires_at = now() + make_interval(secs => \(leaseSeconds)), retry_at = NULL,
+                updated_at = \(now), speed = 0, eta = NULL
+            FROM ready WHERE job.id = ready.id
+            RETURNING \(unescaped: Self.jobColumns.split(separator: ",").map { "job." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
+            """
+        ).rows
+        return try rows.map { row in
+            let owned = try Self.owned(row)
+            return ClaimedJob(job: owned.job, lease: Lease(jobID: owned.job.id, owner: nodeName, epoch: owned.epoch), lastOwner: owned.lastOwner)
+        }
+    }
+
+    public func saveProgress(_ job: JobSnapshot, lease: Lease) throws -> Bool {
+        let result = try connections.run(
+            """
+            UPDATE job SET bytes_done = \(job.bytesDone), bytes_total = \(job.bytesTotal), speed = \(job.speed),
+                eta = \(job.eta), filename = \(job.filename), resumable = \(job.resumable),
+                updated_at = \(job.updatedAt.timeIntervalSince1970),
+                lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
+            WHERE id = \(lease.jobID) AND owner = \(lease.owner) AND epoch = \(lease.epoch)
+            """
+        )
+        return (result.metadata.rows ?? 0) > 0
+    }
+
+    public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease) throws -> Bool {
+        let text = try checkpoint.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let result = try connections.run(
+            """
+            UPDATE job SET checkpoint = \(text),
+                bytes_done = COALESCE(\(checkpoint?.writtenBytes), bytes_done),
+                bytes_total = COALESCE(\(checkpoint?.totalBytes), bytes_total),
+                lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
+            WHERE id = \(lease.jobID) AND owner = \(lease.owner) AND epoch = \(lease.epoch)
+            """
+        )
+        return (result.metadata.rows ?? 0) > 0
+    }
+
+    public func finishRun(_ job: JobSnapshot, lease: Lease) throws -> Bool {
+        let c = Columns(job)
+        let result = try connections.run(
+            """
+            WITH finished AS (
+                UPDATE job SET state = \(job.state.rawValue), filename = \(job.filename), bytes_total = \(job.bytesTotal),
+                    bytes_done = \(job.bytesDone), resumable = \(job.resumable), sha256 = \(job.sha256), path = \(job.path),
+                    error_code = \(job.error?.code), error_message = \(job.error?.message),
+                    updated_at = \(job.updatedAt.timeIntervalSince1970), completed_at = \(c.completedAt),
+                    retry_at = \(c.retryAt), speed = 0, eta = NULL,
+                    checkpoint = CASE WHEN \(job.state.rawValue) = 'completed' THEN NULL ELSE checkpoint END,
+                    owner = NULL, last_owner = owner, lease_expires_at = NULL
+                WHERE id = \(lease.jobID) AND owner = \(lease.owner) AND epoch = \(lease.epoch)
+                RETURNING id
+            )
+            SELECT pg_notify(\(PostgresSchema.channel), id) FROM finished
+            """
+        )
+        return !result.rows.isEmpty
+    }
+
+    /// A stopped run gives its job up. A job still `running` (the node is shutting down)
+    /// goes back to the queue for another node.
+    public func release(_ lease: Lease) throws {
+        _ = try connections.run(
+            """
+            WITH released AS (
+                UPDATE job SET owner = NULL, last_owner = owner, lease_expires_at = NULL, speed = 0, eta = NULL,
+                    state = CASE WHEN state = 'running' THEN 'queued' ELSE state END
+                WHERE id = \(lease.jobID) AND owner = \(lease.owner) AND epoch = \(lease.epoch)
+                RETURNING id
+            )
+            SELECT pg_notify(\(PostgresSchema.channel), id) FROM released
+            """
+        )
+    }
+
+    public func update(_ job: JobSnapshot, expectedState: JobState) throws -> Bool {
+        try controlWrite(job, expectedState: expectedState)
+    }
+
+    public func heartbeat(running: [Lease]) throws -> [String] {
+        try connections.transaction { connection in
+            _ = try connections.run(
+                """
+                INSERT INTO node (name, started_at, last_seen) VALUES (\(nodeName), now(), now())
+                ON CONFLICT (name) DO UPDATE SET last_seen = now()
+                """, on: connection
+            )
+            guard !running.isEmpty else { return [] }
+            let renewed = try connections.run(
+                """
+                UPDATE job SET lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
+                FROM unnest(\(running.map(\.jobID))::text[], \(running.map(\.epoch))::bigint[]) AS lease(id, epoch)
+                WHERE job.id = lease.id AND job.epoch = lease.epoch AND job.owner = \(nodeName)
+                RETURNING job.id
+                """, on: connection
+            ).rows.map { try $0.decode(String.self) }
+            let kept = Set(renewed)
+            return running.map(\.jobID).filter { !kept.contains($0) }
+        }
+    }
+
+    /// Only the node holding the rescue lock for this transaction rescues; a node that
+    /// dies or freezes holds nothing, since the lock ends with the transaction.
+    public func rescue(staleAfter: Duration) throws -> [String] {
+        let stale = Double(staleAfter.components.seconds) + Double(staleAfter.components.attoseconds) / 1e18
+        return try connections.transaction { connection in
+            let won = try connections.run("SELECT pg_try_advisory_xact_lock(\(PostgresSchema.rescueLock))", on: connection)
+                .rows.first.map { try $0.decode(Bool.self) } ?? false
+            guard won else { return [] }
+            let rescued = try connections.run(
+                """
+                WITH expired AS (
+                    UPDATE job SET owner = NULL, last_owner = owner, lease_expires_at = NULL, speed = 0, eta = NULL,
+                        state = CASE WHEN state = 'running' THEN 'queued' ELSE state END
+                    WHERE owner IS NOT NULL AND (
+                        lease_expires_at < now()
+                        OR owner NOT IN (SELECT name FROM node WHERE last_seen >= now() - make_interval(secs => \(stale)))
+                    )
+                    RETURNING id
+                )
+                SELECT e.id FROM expired e, pg_notify(\(PostgresSchema.channel), e.id) AS n
+                """, on: connection
+            ).rows.map { try $0.decode(String.self) }
+            _ = try connections.run("DELETE FROM job_removal WHERE removed_at < now() - interval '1 hour'", on: connection)
+            return rescued
+        }
+    }
+
+    public func changes(since cursor: ClusterCursor?) throws -> ClusterChanges {
+        try connections.transaction { connection in
+            // The cursor is read first: a row committed after this statement is seen next time.
+            // Rows are re-read from two seconds before it, for transactions that took a time
+            // stamp before the cursor and committed after the last read.
+            let now = try connections.run("SELECT extract(epoch FROM clock_timestamp())::float8", on: connection)
+                .rows.first.map { try $0.decode(Double.self) } ?? 0
+            let settings = try connections.run("SELECT paused, max_active, limit_rate FROM queue_settings WHERE id = 1", on: connection)
+                .rows.first.map {
+                    let (paused, maxActive, limitRate) = try $0.decode((Bool, Int, Int64?).self)
+                    return QueueSettings(paused: paused, maxActive: maxActive, limitRate: limitRate)
+                }
+            guard let cursor else {
+                let jobs = try connections.run("SELECT \(unescaped: Self.jobColumns) FROM job ORDER BY sequence", on: connection)
+                    .rows.map(Self.snapshot)
+                return ClusterChanges(jobs: jobs, removed: [], settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: true)
+            }
+            let from = cursor.databaseTime - 2
+            let jobs = try connections.run(
+                "SELECT \(unescaped: Self.jobColumns) FROM job WHERE changed_at >= to_timestamp(\(from)) ORDER BY sequence",
+                on: connection
+            ).rows.map(Self.snapshot)
+            let removed = try connections.run(
+                "SELECT id FROM job_removal WHERE removed_at >= to_timestamp(\(from))", on: connection
+            ).rows.map { try $0.decode(String.self) }
+            return ClusterChanges(jobs: jobs, removed: removed, settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: false)
+        }
+    }
+
+    public func job(id: String) throws -> JobSnapshot? {
+        try connections.run("SELECT \(unescaped: Self.jobColumns) FROM job WHERE id = \(id)").rows.first.map(Self.snapshot)
+    }
+
+    public func nodes() throws -> [NodeStatus] {
+        try connections.run(
+            """
+            SELECT n.name, extract(epoch FROM n.started_at)::float8, extract(epoch FROM n.last_seen)::float8,
+                extract(epoch FROM now() - n.last_seen)::float8,
+                COALESCE(array_agg(j.id ORDER BY j.sequence) FILTER (WHERE j.id IS NOT NULL), '{}')
+            FROM node n LEFT JOIN job j ON j.owner = n.name AND j.state = 'running'
+            GROUP BY n.name, n.started_at, n.last_seen
+            ORDER BY n.name
+            """
+        ).rows.map { row in
+            let (name, started, seen, age, jobs) = try row.decode((String, Double, Double, Double, [String]).self)
+            return NodeStatus(
+                name: name, startedAt: Date(timeIntervalSince1970: started), lastHeartbeat: Date(timeIntervalSince1970: seen),
+                age: max(0, age), runningJobs: jobs
+            )
+        }
+    }
+
+    public func signals() -> AsyncStream<ClusterSignal> { listener.signals() }
+
+    public func close(removingNode: Bool) {
+        listener.stop()
+        if removingNode {
+            _ = try? connections.run("DELETE FROM node WHERE name = \(nodeName)")
+        }
+        connections.close()
+    }
+}

@@ -1,0 +1,328 @@
+public import Foundation
+public import JobService
+public import Logging
+import NIOCore
+import PostgresNIO
+public import SluiceCore
+
+/// Jobs in PostgreSQL, shared by every node of a cluster: the `JobRepository` a single node
+/// needs, and the claims, leases, heartbeats and notifications of `ClusterStore`.
+///
+/// Times of the API (`createdAt`…) are seconds since 1970 as the nodes saw them, as in
+/// SQLite; leases and heartbeats use the database's clock alone, so nodes' clocks never
+/// decide who owns a job.
+public final class PostgresJobRepository: ClusterStore {
+    public let nodeName: String
+    public let leaseDuration: Duration
+    let connections: PostgresConnections
+    let listener: PostgresListener
+    let logger: Logger
+
+    /// Connects, applies migrations, and records this node alive.
+    public init(
+        location: PostgresLocation, nodeName: String, leaseDuration: Duration = .seconds(15),
+        timeout: Duration = .seconds(10), logger: Logger
+    ) throws {
+        self.nodeName = nodeName
+        self.leaseDuration = leaseDuration
+        self.logger = logger
+        connections = PostgresConnections(
+            location: location, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))), logger: logger
+        )
+        listener = PostgresListener(connections: connections, channel: PostgresSchema.channel, logger: logger)
+        do {
+            let applied = try PostgresSchema.migrate(connections)
+            if !applied.isEmpty { logger.info("PostgreSQL store migrated to version \(applied.last!)") }
+            _ = try connections.run(
+                """
+                INSERT INTO node (name, started_at, last_seen) VALUES (\(nodeName), now(), now())
+                ON CONFLICT (name) DO UPDATE SET started_at = now(), last_seen = now()
+                """
+            )
+        } catch {
+            connections.close()
+            throw error
+        }
+    }
+
+    var leaseSeconds: Double { Double(leaseDuration.components.seconds) + Double(leaseDuration.components.attoseconds) / 1e18 }
+
+    // MARK: JobRepository
+
+    public func allJobs() throws -> [JobSnapshot] {
+        try connections.run("SELECT \(unescaped: Self.jobColumns) FROM job ORDER BY sequence").rows.map(Self.snapshot)
+    }
+
+    public func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
+        try connections.transaction { connection in
+            if let idempotencyKey {
+                let now = Date().timeIntervalSince1970
+                _ = try connections.run("DELETE FROM idempotency_key WHERE created_at < \(now - IdempotencyKey.lifetime)", on: connection)
+                _ = try connections.run(
+                    """
+                    INSERT INTO idempotency_key (key, job_id, created_at) VALUES (\(idempotencyKey), \(job.id), \(now))
+                    ON CONFLICT (key) DO UPDATE SET job_id = EXCLUDED.job_id, created_at = EXCLUDED.created_at
+                    """, on: connection
+                )
+            }
+            let c = Columns(job)
+            _ = try connections.run(
+                """
+                INSERT INTO job (id, url, state, filename, requested_filename, bytes_total, bytes_done, connections,
+                    resumable, expected_sha256, sha256, path, error_code, error_message, priority, headers, created_at,
+                    updated_at, completed_at, retry_at, dependencies, limit_rate, notify, proxy)
+                VALUES (\(job.id), \(job.url), \(job.state.rawValue), \(job.filename), \(job.requestedFilename),
+                    \(job.bytesTotal), \(job.bytesDone), \(job.connections), \(job.resumable), \(job.expectedSHA256),
+                    \(job.sha256), \(job.path), \(job.error?.code), \(job.error?.message), \(job.priority), \(c.headers),
+                    \(job.createdAt.timeIntervalSince1970), \(job.updatedAt.timeIntervalSince1970), \(c.completedAt),
+                    \(c.retryAt), \(c.dependencies), \(job.limitRate), \(job.notify), \(job.proxy))
+                """, on: connection
+            )
+            _ = try connections.run("SELECT pg_notify(\(PostgresSchema.channel), \(job.id))", on: connection)
+        }
+    }
+
+    public func jobID(idempotencyKey: String, since: Date) throws -> String? {
+        try connections.run(
+            "SELECT job_id FROM idempotency_key WHERE key = \(idempotencyKey) AND created_at >= \(since.timeIntervalSince1970)"
+        ).rows.first.map { try $0.decode(String.self) }
+    }
+
+    public func queueSettings() throws -> QueueSettings? {
+        try connections.run("SELECT paused, max_active, limit_rate FROM queue_settings WHERE id = 1").rows.first.map {
+            let (paused, maxActive, limitRate) = try $0.decode((Bool, Int, Int64?).self)
+            return QueueSettings(paused: paused, maxActive: maxActive, limitRate: limitRate)
+        }
+    }
+
+    public func saveQueueSettings(_ settings: QueueSettings) throws {
+        _ = try connections.run(
+            """
+            WITH saved AS (
+                INSERT INTO queue_settings (id, paused, max_active, limit_rate)
+                VALUES (1, \(settings.paused), \(settings.maxActive), \(settings.limitRate))
+                ON CONFLICT (id) DO UPDATE SET paused = EXCLUDED.paused, max_active = EXCLUDED.max_active,
+                    limit_rate = EXCLUDED.limit_rate
+                RETURNING id
+            )
+            SELECT pg_notify(\(PostgresSchema.channel), '') FROM saved
+            """
+        )
+    }
+
+    /// A control write with no condition (the single node's contract).
+    public func update(_ job: JobSnapshot) throws {
+        _ = try controlWrite(job, expectedState: nil)
+    }
+
+    public func delete(id: String) throws {
+        _ = try connections.run(
+            """
+            WITH gone AS (DELETE FROM job WHERE id = \(id) RETURNING id),
+            removal AS (
+                INSERT INTO job_removal (id) SELECT id FROM gone
+                ON CONFLICT (id) DO UPDATE SET removed_at = clock_timestamp()
+            )
+            SELECT pg_notify(\(PostgresSchema.channel), id) FROM gone
+            """
+        )
+    }
+
+    public func checkpoint(id: String) throws -> DownloadCheckpoint? {
+        let text = try connections.run("SELECT checkpoint FROM job WHERE id = \(id)").rows.first.flatMap { try $0.decode(String?.self) }
+        return text.flatMap { try? JSONDecoder().decode(DownloadCheckpoint.self, from: Data($0.utf8)) }
+    }
+
+    public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws {
+        if let checkpoint {
+            let text = String(decoding: try JSONEncoder().encode(checkpoint), as: UTF8.self)
+            _ = try connections.run(
+                """
+                UPDATE job SET checkpoint = \(text), bytes_done = \(checkpoint.writtenBytes),
+                    bytes_total = COALESCE(\(checkpoint.totalBytes), bytes_total)
+                WHERE id = \(id)
+                """
+            )
+        } else {
+            _ = try connections.run("UPDATE job SET checkpoint = NULL WHERE id = \(id)")
+        }
+    }
+
+    // MARK: Control writes
+
+    /// Writes what a user's command changed, notifying every node in the same transaction.
+    /// A run's own columns (bytes, speed, name from the remote) are kept while a node holds
+    /// the job's lease: they are that node's to write.
+    func controlWrite(_ job: JobSnapshot, expectedState: JobState?) throws -> Bool {
+        let c = Columns(job)
+        let expected = expectedState?.rawValue
+        let result = try connections.run(
+            """
+            WITH changed AS (
+                UPDATE job SET url = \(job.url), state = \(job.state.rawValue),
+                    requested_filename = \(job.requestedFilename), connections = \(job.connections),
+                    expected_sha256 = \(job.expectedSHA256), sha256 = \(job.sha256), path = \(job.path),
+                    error_code = \(job.error?.code), error_message = \(job.error?.message), priority = \(job.priority),
+                    headers = \(c.headers), updated_at = \(job.updatedAt.timeIntervalSince1970),
+                    completed_at = \(c.completedAt), retry_at = \(c.retryAt), dependencies = \(c.dependencies),
+                    limit_rate = \(job.limitRate), notify = \(job.notify), proxy = \(job.proxy),
+                    filename = CASE WHEN owner IS NULL THEN \(job.filename) ELSE filename END,
+                    bytes_total = CASE WHEN owner IS NULL THEN \(job.bytesTotal) ELSE bytes_total END,
+                    bytes_done = CASE WHEN owner IS NULL THEN \(job.bytesDone) ELSE bytes_done END,
+                    resumable = CASE WHEN owner IS NULL THEN \(job.resumable) ELSE resumable END,
+                    speed = CASE WHEN \(job.state.rawValue) = 'running' THEN speed ELSE 0 END,
+                    eta = CASE WHEN \(job.state.rawValue) = 'running' THEN eta ELSE NULL END,
+                    checkpoint = CASE WHEN \(job.state.rawValue) = 'completed' THEN NULL ELSE checkpoint END
+                WHERE id = \(job.id) AND (\(expected)::text IS NULL OR state = \(expected))
+                RETURNING id
+            )
+            SELECT pg_notify(\(PostgresSchema.channel), id) FROM changed
+            """
+        )
+        return !result.rows.isEmpty
+    }
+
+    // MARK: Webhook deliveries
+
+    public func saveDeliveries(_ deliveries: [WebhookDelivery]) throws {
+        guard !deliveries.isEmpty else { return }
+        try connections.transaction { connection in
+            for delivery in deliveries {
+                _ = try connections.run(
+                    """
+                    INSERT INTO webhook_delivery (id, job_id, event, url, body, state, attempts, last_status, last_error,
+                        created_at, next_attempt_at, delivered_at)
+                    VALUES (\(delivery.id), \(delivery.jobID), \(delivery.event.rawValue), \(delivery.url), \(delivery.body),
+                        \(delivery.state.rawValue), \(delivery.attempts), \(delivery.lastStatus), \(delivery.lastError),
+                        \(delivery.createdAt.timeIntervalSince1970), \(delivery.nextAttemptAt?.timeIntervalSince1970),
+                        \(delivery.deliveredAt?.timeIntervalSince1970))
+                    ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, attempts = EXCLUDED.attempts,
+                        last_status = EXCLUDED.last_status, last_error = EXCLUDED.last_error,
+                        next_attempt_at = EXCLUDED.next_attempt_at, delivered_at = EXCLUDED.delivered_at,
+                        claimed_until = NULL, claimed_by = NULL
+                    """, on: connection
+                )
+            }
+        }
+    }
+
+    /// Pending deliveries no other node is sending. Those due now are claimed for this node
+    /// for a minute in the same statement, so two nodes never send one delivery; one whose
+    /// node died is sent by another after that minute.
+    public func pendingDeliveries() throws -> [WebhookDelivery] {
+        let now = Date().timeIntervalSince1970
+        return try connections.transaction { connection in
+            _ = try connections.run(
+                """
+                UPDATE webhook_delivery SET claimed_until = now() + interval '1 minute', claimed_by = \(nodeName)
+                WHERE id IN (
+                    SELECT id FROM webhook_delivery
+                    WHERE state = 'pending' AND COALESCE(next_attempt_at, 0) <= \(now)
+                        AND (claimed_until IS NULL OR claimed_until < now())
+                    FOR UPDATE SKIP LOCKED
+                )
+                """, on: connection
+            )
+            return try connections.run(
+                """
+                SELECT \(unescaped: Self.deliveryColumns) FROM webhook_delivery
+                WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < now() OR claimed_by = \(nodeName))
+                ORDER BY next_attempt_at, created_at
+                """, on: connection
+            ).rows.compactMap(Self.delivery)
+        }
+    }
+
+    public func deliveries(jobID: String) throws -> [WebhookDelivery] {
+        try connections.run(
+            "SELECT \(unescaped: Self.deliveryColumns) FROM webhook_delivery WHERE job_id = \(jobID) ORDER BY created_at, id"
+        ).rows.compactMap(Self.delivery)
+    }
+
+    // MARK: Rows
+
+    static let jobColumns = """
+        id, url, state, filename, requested_filename, bytes_total, bytes_done, speed, eta, connections, resumable,
+        expected_sha256, sha256, path, error_code, error_message, priority, headers, created_at, updated_at,
+        completed_at, retry_at, dependencies, limit_rate, notify, proxy, owner, epoch, last_owner
+        """
+
+    static let deliveryColumns = """
+        id, job_id, event, url, body, state, attempts, last_status, last_error, created_at, next_attempt_at, delivered_at
+        """
+
+    /// The JSON and time columns of a job as stored.
+    struct Columns {
+        let headers: String
+        let dependencies: String
+        let completedAt: Double?
+        let retryAt: Double?
+
+        init(_ job: JobSnapshot) {
+            headers = (try? JSONEncoder().encode(job.headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            dependencies = (try? JSONEncoder().encode(job.after)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+            completedAt = job.completedAt?.timeIntervalSince1970
+            retryAt = job.retryAt?.timeIntervalSince1970
+        }
+    }
+
+    static func snapshot(_ row: PostgresRow) throws -> JobSnapshot {
+        try owned(row).job
+    }
+
+    /// A job row with its lease's owner, epoch and last owner.
+    static func owned(_ row: PostgresRow) throws -> (job: JobSnapshot, owner: String?, epoch: Int64, lastOwner: String?) {
+        let r = row.makeRandomAccess()
+        let headers = try r["headers"].decode(String.self)
+        var job = JobSnapshot(
+            id: try r["id"].decode(String.self), url: try r["url"].decode(String.self),
+            state: JobState(rawValue: try r["state"].decode(String.self)) ?? .failed,
+            connections: try r["connections"].decode(Int.self), priority: try r["priority"].decode(Int.self),
+            createdAt: Date(timeIntervalSince1970: try r["created_at"].decode(Double.self)),
+            requestedFilename: try r["requested_filename"].decode(String?.self),
+            expectedSHA256: try r["expected_sha256"].decode(String?.self),
+            headers: (try? JSONDecoder().decode([String: String].self, from: Data(headers.utf8))) ?? [:]
+        )
+        job.filename = try r["filename"].decode(String?.self)
+        job.bytesTotal = try r["bytes_total"].decode(Int64?.self)
+        job.bytesDone = try r["bytes_done"].decode(Int64.self)
+        job.speed = try r["speed"].decode(Double.self)
+        job.eta = try r["eta"].decode(Double?.self)
+        job.resumable = try r["resumable"].decode(Bool.self)
+        job.sha256 = try r["sha256"].decode(String?.self)
+        job.path = try r["path"].decode(String?.self)
+        if let code = try r["error_code"].decode(String?.self) {
+            job.error = .init(code: code, message: try r["error_message"].decode(String?.self) ?? "")
+        }
+        job.updatedAt = Date(timeIntervalSince1970: try r["updated_at"].decode(Double.self))
+        job.completedAt = try r["completed_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
+        job.retryAt = try r["retry_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
+        job.after = (try? JSONDecoder().decode([String].self, from: Data(try r["dependencies"].decode(String.self).utf8))) ?? []
+        job.limitRate = try r["limit_rate"].decode(Int64?.self)
+        job.notify = try r["notify"].decode(String?.self)
+        job.proxy = try r["proxy"].decode(String?.self)
+        let owner = try r["owner"].decode(String?.self)
+        job.node = job.state == .running ? owner : nil
+        return (job, owner, try r["epoch"].decode(Int64.self), try r["last_owner"].decode(String?.self))
+    }
+
+    static func delivery(_ row: PostgresRow) -> WebhookDelivery? {
+        let r = row.makeRandomAccess()
+        guard let event = try? WebhookEvent(rawValue: r["event"].decode(String.self)),
+            let state = try? WebhookDelivery.State(rawValue: r["state"].decode(String.self)),
+            let id = try? r["id"].decode(String.self), let jobID = try? r["job_id"].decode(String.self),
+            let url = try? r["url"].decode(String.self), let body = try? r["body"].decode(String.self),
+            let createdAt = try? r["created_at"].decode(Double.self)
+        else { return nil }
+        var delivery = WebhookDelivery(
+            id: id, jobID: jobID, event: event, url: url, body: body, createdAt: Date(timeIntervalSince1970: createdAt)
+        )
+        delivery.state = state
+        delivery.attempts = (try? r["attempts"].decode(Int.self)) ?? 0
+        delivery.lastStatus = try? r["last_status"].decode(Int?.self)
+        delivery.lastError = try? r["last_error"].decode(String?.self)
+        delivery.nextAttemptAt = (try? r["next_attempt_at"].decode(Double?.self))?.map(Date.init(timeIntervalSince1970:))
+        delivery.deliveredAt = (try? r["delivered_at"].decode(Double?.self))?.map(Date.init(timeIntervalSince1970:))
+        return delivery
+    }
+}

@@ -1,0 +1,140 @@
+import PostgresNIO
+
+/// The cluster store's tables, as numbered migrations applied in order, each once, in one
+/// transaction under an advisory lock (several nodes may start at the same moment).
+enum PostgresSchema {
+    /// Held while migrating.
+    static let migrationLock: Int64 = 0x51_7C_E0_01
+    /// Held, per transaction, by the node that rescues expired leases.
+    static let rescueLock: Int64 = 0x51_7C_E0_02
+    /// The channel every control write notifies, with the job's id.
+    static let channel = "sluice_jobs"
+
+    struct Migration {
+        let version: Int
+        let name: String
+        let statements: [String]
+    }
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "jobs, leases, nodes, queue, idempotency keys, webhook deliveries", statements: [
+            "CREATE SEQUENCE job_sequence",
+            """
+            CREATE TABLE job (
+                id text PRIMARY KEY,
+                sequence bigint NOT NULL DEFAULT nextval('job_sequence'),
+                url text NOT NULL,
+                state text NOT NULL,
+                filename text,
+                requested_filename text,
+                bytes_total bigint,
+                bytes_done bigint NOT NULL DEFAULT 0,
+                speed double precision NOT NULL DEFAULT 0,
+                eta double precision,
+                connections integer NOT NULL,
+                resumable boolean NOT NULL DEFAULT false,
+                expected_sha256 text,
+                sha256 text,
+                path text,
+                error_code text,
+                error_message text,
+                priority integer NOT NULL DEFAULT 0,
+                headers text NOT NULL DEFAULT '{}',
+                created_at double precision NOT NULL,
+                updated_at double precision NOT NULL,
+                completed_at double precision,
+                retry_at double precision,
+                dependencies text NOT NULL DEFAULT '[]',
+                limit_rate bigint,
+                notify text,
+                proxy text,
+                checkpoint text,
+                owner text,
+                epoch bigint NOT NULL DEFAULT 0,
+                lease_expires_at timestamptz,
+                last_owner text,
+                changed_at timestamptz NOT NULL DEFAULT clock_timestamp()
+            )
+            """,
+            "CREATE INDEX job_claimable ON job (priority DESC, sequence) WHERE state = 'queued'",
+            "CREATE INDEX job_changed ON job (changed_at)",
+            "CREATE INDEX job_owner ON job (owner) WHERE owner IS NOT NULL",
+            """
+            CREATE FUNCTION sluice_job_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN NEW.changed_at := clock_timestamp(); RETURN NEW; END $$
+            """,
+            "CREATE TRIGGER job_touch BEFORE UPDATE ON job FOR EACH ROW EXECUTE FUNCTION sluice_job_touch()",
+            "CREATE TABLE job_removal (id text PRIMARY KEY, removed_at timestamptz NOT NULL DEFAULT clock_timestamp())",
+            """
+            CREATE TABLE node (
+                name text PRIMARY KEY,
+                started_at timestamptz NOT NULL,
+                last_seen timestamptz NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE queue_settings (
+                id integer PRIMARY KEY CHECK (id = 1),
+                paused boolean NOT NULL,
+                max_active integer NOT NULL,
+                limit_rate bigint
+            )
+            """,
+            """
+            CREATE TABLE idempotency_key (
+                key text PRIMARY KEY,
+                job_id text NOT NULL,
+                created_at double precision NOT NULL
+            )
+            """,
+            "CREATE INDEX idempotency_key_created ON idempotency_key (created_at)",
+            """
+            CREATE TABLE webhook_delivery (
+                id text PRIMARY KEY,
+                job_id text NOT NULL,
+                event text NOT NULL,
+                url text NOT NULL,
+                body text NOT NULL,
+                state text NOT NULL,
+                attempts integer NOT NULL,
+                last_status integer,
+                last_error text,
+                created_at double precision NOT NULL,
+                next_attempt_at double precision,
+                delivered_at double precision,
+                claimed_until timestamptz,
+                claimed_by text
+            )
+            """,
+            "CREATE INDEX webhook_delivery_job ON webhook_delivery (job_id, created_at)",
+            "CREATE INDEX webhook_delivery_pending ON webhook_delivery (state, next_attempt_at)",
+        ]),
+    ]
+
+    /// Applies what is missing; returns the versions applied.
+    static func migrate(_ connections: PostgresConnections) throws -> [Int] {
+        try connections.transaction { connection in
+            _ = try connections.run("SELECT pg_advisory_xact_lock(\(migrationLock))", on: connection)
+            _ = try connections.run(
+                """
+                CREATE TABLE IF NOT EXISTS sluice_schema (
+                    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """, on: connection
+            )
+            let rows = try connections.run("SELECT COALESCE(MAX(version), 0) FROM sluice_schema", on: connection)
+            let current = try rows.rows.first.map { try $0.decode(Int.self) } ?? 0
+            var applied: [Int] = []
+            for migration in migrations where migration.version > current {
+                for statement in migration.statements {
+                    _ = try connections.run(PostgresQuery(unsafeSQL: statement), on: connection)
+                }
+                _ = try connections.run(
+                    "INSERT INTO sluice_schema (version, name) VALUES (\(migration.version), \(migration.name))", on: connection
+                )
+                applied.append(migration.version)
+            }
+            return applied
+        }
+    }
+}
