@@ -220,7 +220,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobStoreTests",
-            dependencies: ["JobStore", "PostgresStore", "JobService", "SluiceCore", "SluiceTestSupport"],
+            dependencies: ["JobStore", "PostgresStore", "JobService", "DownloadEngine", "SluiceCore", "SluiceTestSupport"],
             swiftSettings: testSettings
         ),
         .testTarget(

@@ -37,6 +37,9 @@ extension JobScheduler {
             return
         }
         for claim in claimed {
+            // Rescued from this node and claimed again before it heard: the old run stops
+            // (its writes are refused now), and the new one waits for it.
+            if running[claim.job.id] != nil { stop(claim.job.id) }
             var job = claim.job
             job.node = nodeName
             if jobs[job.id] == nil { insertInOrder(job) }
@@ -51,6 +54,11 @@ extension JobScheduler {
 
     /// Prepares the run's partial file from the job's earlier one (see `PartialFileTakeover`).
     func adoptPartialFile(id: String, lease: Lease, lastOwner: String?) async {
+        // Files are touched only under a lease the store still honours.
+        guard let cluster, (try? cluster.heartbeat(running: [lease]))?.isEmpty == true else {
+            logger.warning("job \(id): lease \(lease.epoch) not confirmed; its partial file is left alone")
+            return
+        }
         let ownFile = lastOwner == nodeName
         let cacheDirectory = configuration.cacheDirectory
         let checkpoint = ownFile ? nil : (try? repository.checkpoint(id: id))
@@ -134,8 +142,10 @@ extension JobScheduler {
         if let local = jobs[row.id] {
             if leases[row.id] != nil || running[row.id] != nil {
                 // This node's run: its own progress is newer than the row's.
+                // Still running here as far as the store says (an edit that stopped the run
+                // for a moment holds its lease too); otherwise paused, deleted or taken back.
                 let mine = row.state == .running && row.node == nodeName
-                if mine || editing.contains(row.id) {
+                if mine {
                     row.node = nodeName
                     row.state = local.state
                     row.bytesDone = local.bytesDone

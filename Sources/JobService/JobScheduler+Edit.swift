@@ -69,6 +69,7 @@ extension JobScheduler {
             let bytes = try await retarget(checkpoint, to: url, headers: patch.headers ?? job.headers, keepBytes: patch.keepBytes)
             job = try editable(id)
             try checkDependencies(patch.after, of: id)
+            try checkNotRunningElsewhere(id)
             switch bytes {
             case .kept(let moved):
                 try repository.saveCheckpoint(moved, id: id)
@@ -99,6 +100,14 @@ extension JobScheduler {
         if job.state == .running, running[id] != nil, !dependenciesComplete(job) {
             sendBack(id, reason: "it now waits for other jobs")
         }
+    }
+
+    /// In a cluster, the bytes of a job another node has claimed meanwhile are that node's:
+    /// read from the store just before they are changed.
+    func checkNotRunningElsewhere(_ id: String) throws {
+        guard let cluster, leases[id] == nil, let stored = try cluster.job(id: id), stored.state == .running else { return }
+        absorb(stored)
+        throw SluiceError(.invalidTransition, "job \(id) started on node \(stored.node ?? "another node") meanwhile: pause it first")
     }
 
     /// What a new URL does to the bytes on disk.

@@ -239,6 +239,7 @@ public actor JobScheduler {
         // The bytes on disk hash wrong: checking them again would fail again. Start over,
         // before the resume can start the download.
         if let failed = jobs[id], failed.state == .failed, failed.error?.code == SluiceError.Code.checksumMismatch.rawValue {
+            try checkNotRunningElsewhere(id)
             try repository.saveCheckpoint(nil, id: id)
             removePartialFiles(id)
             jobs[id]?.bytesDone = 0
@@ -354,23 +355,39 @@ public actor JobScheduler {
     @discardableResult
     func transition(_ id: String, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> JobSnapshot {
         guard var job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        let seen = job.state
         var lifecycle = JobLifecycle(state: job.state)
-        switch event(&lifecycle) {
-        case .reject(let message):
-            throw SluiceError(.invalidTransition, message)
-        case .stopDownload:
-            stop(id)
-        case .none, .enqueue, .startDownload, .remove:
-            break
-        }
-        if job.state != lifecycle.state {
+        let action = event(&lifecycle)
+        if case .reject(let message) = action { throw SluiceError(.invalidTransition, message) }
+        let changed = job.state != lifecycle.state
+        if changed {
             job.state = lifecycle.state
             if job.state != .queued { job.retryAt = nil }
             if job.state != .running {
                 job.speed = 0
                 job.eta = nil
+                job.node = nil
             }
-            update(job)
+            job.updatedAt = Date()
+        }
+        // In a cluster the store decides first: a store that cannot be written changes
+        // nothing (503), and a job another node changed first is read again (409).
+        if changed, let cluster {
+            guard try cluster.update(job, expectedState: seen) else {
+                if let stored = try cluster.job(id: id) { absorb(stored) } else { absorbRemoval(id) }
+                throw SluiceError(
+                    .invalidTransition, "job \(id) changed on another node meanwhile (it is \(jobs[id]?.state.rawValue ?? "gone") now); try again"
+                )
+            }
+        }
+        if case .stopDownload = action { stop(id) }
+        if changed {
+            if cluster != nil {
+                jobs[id] = job
+                events.publish(.job(job))
+            } else {
+                update(job)
+            }
         }
         return jobs[id]!
     }

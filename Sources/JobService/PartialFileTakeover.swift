@@ -34,16 +34,21 @@ enum PartialFileTakeover {
         return Int64(name.dropFirst(id.count + 2).dropLast(5))
     }
 
-    /// Prepares the file of the lease `epoch` from the newest earlier one: renamed when
-    /// `ownFile`, otherwise the `written` ranges copied into a new file; the earlier files
-    /// are removed. Nothing earlier, or nothing to keep: the run starts from an empty file.
+    /// Prepares the file of the lease `epoch` from the previous lease's (`epoch - 1`, the run
+    /// the checkpoint describes): renamed when `ownFile`, otherwise the `written` ranges
+    /// copied into a new file. Files of older leases are removed, and a later lease's (a
+    /// newer owner's, when this run is the stale one) are never touched. No previous file
+    /// here (another node's disk), or nothing to keep: the run starts from an empty file.
     static func adopt(cacheDirectory: String, id: String, epoch: Int64, ownFile: Bool, written: [Range<Int64>]) throws {
         let target = path(cacheDirectory: cacheDirectory, id: id, epoch: epoch)
-        let earlier = all(cacheDirectory: cacheDirectory, id: id).filter { $0 != target }.sorted { a, b in
-            (Self.epoch(of: (a as NSString).lastPathComponent, id: id) ?? -1) < (Self.epoch(of: (b as NSString).lastPathComponent, id: id) ?? -1)
+        let earlier = all(cacheDirectory: cacheDirectory, id: id).filter { path in
+            let name = (path as NSString).lastPathComponent
+            return name == id + ".part" || (Self.epoch(of: name, id: id).map { $0 < epoch } ?? false)
         }
         defer { for path in earlier { unlink(path) } }
-        guard let newest = earlier.last, access(target, F_OK) != 0 else { return }
+        let previous = Self.path(cacheDirectory: cacheDirectory, id: id, epoch: epoch - 1)
+        guard earlier.contains(previous), access(target, F_OK) != 0 else { return }
+        let newest = previous
         if ownFile {
             guard rename(newest, target) == 0 else {
                 throw SluiceError(.io, "cannot take over the partial file of job \(id): \(String(cString: strerror(errno)))")

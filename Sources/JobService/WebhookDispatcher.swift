@@ -101,8 +101,16 @@ public final class WebhookDispatcher: Sendable {
             let due = pending.filter { ($0.nextAttemptAt ?? now) <= now }.prefix(configuration.concurrency)
             if !due.isEmpty {
                 let allSaved = await withTaskGroup(of: Bool.self) { group in
-                    for delivery in due {
-                        group.addTask { await self.attempt(delivery) }
+                    // One job's deliveries one after another, oldest first (`failed` before
+                    // `removed`); different jobs' at once.
+                    for (_, deliveries) in Dictionary(grouping: due, by: \.jobID) {
+                        group.addTask {
+                            var saved = true
+                            for delivery in deliveries.sorted(by: { $0.createdAt < $1.createdAt }) {
+                                saved = await self.attempt(delivery) && saved
+                            }
+                            return saved
+                        }
                     }
                     return await group.reduce(true) { $0 && $1 }
                 }
@@ -112,7 +120,10 @@ public final class WebhookDispatcher: Sendable {
                 continue
             }
             let next = pending.compactMap(\.nextAttemptAt).min()
-            let wait = next.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1000) + 1) }
+            var wait = next.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1000) + 1) }
+            // In a cluster, deliveries another node recorded (or claimed, then died) are
+            // looked for every 30 s: nothing here wakes this node for them.
+            if repository is any ClusterStore { wait = min(wait ?? .seconds(30), .seconds(30)) }
             await wake.wait(upTo: wait, sleep: clock.sleep)
         }
     }

@@ -24,6 +24,8 @@ final class PostgresConnections: Sendable {
     private let slots: DispatchSemaphore
     private let nextID = NIOLockedValueBox(0)
     private let closed = NIOLockedValueBox(false)
+    /// Connections closed for a timeout: never given back to the idle list.
+    private let discarded = NIOLockedValueBox<Set<ObjectIdentifier>>([])
 
     init(location: PostgresLocation, size: Int = 4, timeout: TimeAmount = .seconds(10), logger: Logger) {
         self.location = location
@@ -65,6 +67,8 @@ final class PostgresConnections: Sendable {
 
     /// Back to the idle list, or closed when it is broken or the store is closing.
     private func giveBack(_ connection: PostgresConnection) {
+        let wasDiscarded = discarded.withLockedValue { $0.remove(ObjectIdentifier(connection)) != nil }
+        if wasDiscarded { return }
         if connection.isClosed || closed.withLockedValue({ $0 }) {
             Self.discard(connection)
         } else {
@@ -82,7 +86,13 @@ final class PostgresConnections: Sendable {
         let future = PostgresConnection.connect(
             on: group.next(), configuration: configuration, id: connectionID(), logger: logger
         )
-        return try wait(future, what: "connect")
+        do {
+            return try wait(future, what: "connect")
+        } catch let timedOut as TimedOut {
+            // A connection made after the deadline is closed, not leaked.
+            future.whenSuccess { Self.discard($0) }
+            throw Self.unavailable(timedOut.message)
+        }
     }
 
     /// One statement on `connection`, its rows collected.
@@ -92,6 +102,7 @@ final class PostgresConnections: Sendable {
             return try wait(future, what: "query")
         } catch let timedOut as TimedOut {
             // The connection's state is unknown now: it is not used again.
+            discarded.withLockedValue { _ = $0.insert(ObjectIdentifier(connection)) }
             Self.discard(connection)
             throw Self.unavailable(timedOut.message)
         }
@@ -111,7 +122,8 @@ final class PostgresConnections: Sendable {
                 _ = try run("COMMIT", on: connection)
                 return result
             } catch {
-                if !connection.isClosed { _ = try? run("ROLLBACK", on: connection) }
+                let usable = !connection.isClosed && !discarded.withLockedValue { $0.contains(ObjectIdentifier(connection)) }
+                if usable { _ = try? run("ROLLBACK", on: connection) }
                 throw error
             }
         }

@@ -87,7 +87,11 @@ extension PostgresJobRepository {
         let result = try connections.run(
             """
             WITH finished AS (
-                UPDATE job SET state = \(job.state.rawValue), filename = \(job.filename), bytes_total = \(job.bytesTotal),
+                UPDATE job SET
+                    -- A pause that came while the run ended stays, unless the file was placed.
+                    state = CASE WHEN job.state = 'paused' AND \(job.state.rawValue) <> 'completed' THEN 'paused'
+                        ELSE \(job.state.rawValue) END,
+                    filename = \(job.filename), bytes_total = \(job.bytesTotal),
                     bytes_done = \(job.bytesDone), resumable = \(job.resumable), sha256 = \(job.sha256), path = \(job.path),
                     error_code = \(job.error?.code), error_message = \(job.error?.message),
                     updated_at = \(job.updatedAt.timeIntervalSince1970), completed_at = \(c.completedAt),

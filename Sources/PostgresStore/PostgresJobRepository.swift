@@ -223,13 +223,23 @@ public final class PostgresJobRepository: ClusterStore {
                 )
                 """, on: connection
             )
-            return try connections.run(
+            let rows = try connections.run(
                 """
-                SELECT \(unescaped: Self.deliveryColumns) FROM webhook_delivery
+                SELECT \(unescaped: Self.deliveryColumns), claimed_by = \(nodeName) AS mine FROM webhook_delivery
                 WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < now() OR claimed_by = \(nodeName))
                 ORDER BY next_attempt_at, created_at
                 """, on: connection
-            ).rows.compactMap(Self.delivery)
+            ).rows
+            // Only what this node claimed may be sent now; the rest only tells when to look
+            // again (and is claimed then), never sooner than a second from now.
+            let later = Date(timeIntervalSince1970: now + 1)
+            return rows.compactMap { row -> WebhookDelivery? in
+                guard var delivery = Self.delivery(row) else { return nil }
+                if (try? row.makeRandomAccess()["mine"].decode(Bool?.self)) != true {
+                    delivery.nextAttemptAt = max(delivery.nextAttemptAt ?? later, later)
+                }
+                return delivery
+            }
         }
     }
 

@@ -22,13 +22,9 @@ final class PostgresListener: Sendable {
 
     func signals() -> AsyncStream<ClusterSignal> {
         let (stream, continuation) = AsyncStream.makeStream(of: ClusterSignal.self, bufferingPolicy: .bufferingNewest(1024))
-        let start = state.withLockedValue { state -> Bool in
+        state.withLockedValue { state in
             state.continuations.append(continuation)
-            return state.task == nil
-        }
-        if start {
-            let task = Task { await self.listen() }
-            state.withLockedValue { $0.task = task }
+            if state.task == nil { state.task = Task { await self.listen() } }
         }
         return stream
     }
@@ -59,7 +55,13 @@ final class PostgresListener: Sendable {
                     self?.send(notification.payload.isEmpty ? .resync : .job(notification.payload))
                 }
                 // LISTEN is in force once a query after it has answered.
-                _ = try await connection.query("SELECT 1", logger: logger).get()
+                do {
+                    _ = try connections.wait(connection.query("SELECT 1", logger: logger), what: "LISTEN")
+                } catch {
+                    context.stop()
+                    PostgresConnections.discard(connection)
+                    throw error
+                }
                 if !first { logger.notice("listening to PostgreSQL again") }
                 send(.resync)
                 first = false

@@ -47,6 +47,21 @@ import Testing
         }
     }
 
+    @Test func onlyThePreviousLeasesFileIsTakenAndALaterOnesNeverTouched() throws {
+        try withTemporaryDirectorySync { directory in
+            // e5 is this disk's stale file; e6 ran on another node's disk; e8 is a newer owner's.
+            let stale = PartialFileTakeover.path(cacheDirectory: directory, id: "j", epoch: 5)
+            let newer = PartialFileTakeover.path(cacheDirectory: directory, id: "j", epoch: 8)
+            try Data([5, 5, 5, 5]).write(to: URL(fileURLWithPath: stale))
+            try Data([8]).write(to: URL(fileURLWithPath: newer))
+            try PartialFileTakeover.adopt(cacheDirectory: directory, id: "j", epoch: 7, ownFile: false, written: [0..<4])
+            // Nothing copied from e5 (its bytes are not what e6's checkpoint describes).
+            #expect(!FileManager.default.fileExists(atPath: PartialFileTakeover.path(cacheDirectory: directory, id: "j", epoch: 7)))
+            #expect(!FileManager.default.fileExists(atPath: stale))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: newer)) == Data([8]))
+        }
+    }
+
     private func inode(_ path: String) throws -> UInt64 {
         (try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
     }

@@ -1,3 +1,4 @@
+import DownloadEngine
 import Foundation
 import JobService
 import Logging
@@ -159,5 +160,55 @@ struct PostgresClusterStoreTests {
         let changes = try b.changes(since: cursor)
         #expect(changes.removed == ["j"])
         #expect(try b.nodes().map(\.name) == ["a", "b"])
+    }
+
+    @Test func aPauseThatCameWhileTheRunEndedStays() throws {
+        let url = try TestPostgres.newDatabase()
+        let a = try Self.open(url, node: "a")
+        defer { a.close(removingNode: false) }
+        try a.insert(Self.job("j"))
+        let claim = try #require(try a.claim(limit: 1).first)
+        var paused = claim.job
+        paused.state = .paused
+        #expect(try a.update(paused, expectedState: .running))
+        // The run ends in a Retry-After wait (back to the queue): the pause wins.
+        var retry = claim.job
+        retry.state = .queued
+        retry.retryAt = Date().addingTimeInterval(60)
+        #expect(try a.finishRun(retry, lease: claim.lease))
+        #expect(try a.job(id: "j")?.state == .paused)
+        #expect(try a.claim(limit: 1).isEmpty)
+    }
+
+    @Test func aCommandOnAStaleViewIsRefusedAndTheViewReadAgain() async throws {
+        try await withTemporaryDirectory { directory in
+            let url = try TestPostgres.newDatabase()
+            let a = try Self.open(url, node: "a")
+            let b = try Self.open(url, node: "b")
+            defer { a.close(removingNode: false); b.close(removingNode: false) }
+            let client = Fetcher()
+            func scheduler(_ store: PostgresJobRepository) throws -> JobScheduler {
+                var configuration = JobScheduler.Configuration(
+                    cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents"
+                )
+                configuration.nodeName = store.nodeName
+                return try JobScheduler(configuration: configuration, repository: store, client: client)
+            }
+            var paused = Self.job("j")
+            paused.state = .paused
+            try a.insert(paused)
+            let onA = try scheduler(a)
+            let onB = try scheduler(b)
+            // a resumes it; b, which has not read the change, pauses... and resumes it again.
+            var queued = paused
+            queued.state = .queued
+            #expect(try a.update(queued, expectedState: .paused))
+            await #expect(throws: SluiceError.self) { try await onB.resume(id: "j") }
+            // b now shows what is stored, and changed nothing.
+            #expect(await onB.job(id: "j")?.state == .queued)
+            #expect(try a.job(id: "j")?.state == .queued)
+            _ = onA
+            try await client.shutdown()
+        }
     }
 }
