@@ -1,5 +1,5 @@
 public import SluiceCore
-public import Foundation
+import Foundation
 
 /// Everything `sluice serve` is configured with, already resolved from flags, the
 /// environment and defaults.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 
 /// Where the cluster's database is: `postgres://user:password@host:port/database`
