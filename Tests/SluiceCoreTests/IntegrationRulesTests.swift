@@ -10,12 +10,15 @@ struct EndpointURLTests {
         #expect(proxy.user == "user" && proxy.password == "p@ss")
         #expect(proxy.redacted == "http://***@Proxy.example:3128")
         #expect(try EndpointURL.proxy("socks5://[::1]", field: "proxy").authority == "[::1]:1080")
+        #expect(try EndpointURL.proxy("http://proxy:3128/", field: "proxy").port == 3128)
         #expect(try EndpointURL("https://hooks.example/x", schemes: EndpointURL.webhookSchemes, field: "notify").port == 443)
     }
 
     @Test(arguments: [
         "ftp://proxy:21", "https://proxy:443", "proxy:8080", "http://", "http:///path", "http://pro xy:1",
         "socks5://u:p@proxy:1080", "http://proxy:99999",
+        // Found by schemathesis: a path was accepted (and ignored) where the spec allows none.
+        "socks5://proxy/*", "http://proxy:3128/path", "http://proxy:3128?x=1", "http://proxy:3128#top",
     ])
     func badProxiesNameTheirField(text: String) {
         let error = #expect(throws: SluiceError.self) { try EndpointURL.proxy(text, field: "proxy") }

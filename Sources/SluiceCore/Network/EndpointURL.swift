@@ -55,6 +55,13 @@ public struct EndpointURL: Sendable, Equatable {
     /// SOCKS client has no authentication).
     public static func proxy(_ text: String, field: String) throws -> EndpointURL {
         let url = try EndpointURL(text, schemes: proxySchemes, field: field)
+        // A proxy is an address: a path (other than `/`), a query or a fragment is a mistake,
+        // not something to ignore silently.
+        if let components = URLComponents(string: text),
+            !(components.path.isEmpty || components.path == "/") || components.query != nil || components.fragment != nil
+        {
+            throw SluiceError(.invalidField, "\(field) must be scheme://host:port, with no path, query or fragment", field: field)
+        }
         guard url.scheme != "socks5" || (url.user == nil && url.password == nil) else {
             throw SluiceError(.invalidField, "\(field): a SOCKS5 proxy with a user name and password is not supported", field: field)
         }
