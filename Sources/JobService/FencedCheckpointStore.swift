@@ -11,8 +11,9 @@ struct FencedCheckpointStore: CheckpointStore {
     let lease: Lease
     let onLost: @Sendable () async -> Void
 
+    /// Reading needs no lease.
     func load() async throws -> DownloadCheckpoint? {
-        try await JobCheckpointStore.offLoop { [store, lease] in try store.checkpoint(id: lease.jobID) }
+        try await JobCheckpointStore(repository: store, id: lease.jobID).load()
     }
 
     func save(_ checkpoint: DownloadCheckpoint) async throws { try await fenced(checkpoint) }

@@ -9,10 +9,10 @@ import CoreMetrics
 /// memory, every write of a run is fenced by its lease, and what other nodes change is read
 /// back (notified at once, polled every second, read in full after a reconnect).
 extension JobScheduler {
-    /// How often the node heartbeats, renews its leases and runs the rescue.
-    var heartbeatInterval: Duration {
-        guard let cluster else { return .seconds(2) }
-        return max(.milliseconds(200), min(.seconds(2), cluster.leaseDuration / 5))
+    /// How often a node heartbeats, renews its leases and runs the rescue: a fifth of the
+    /// lease, between 0.2 s and 2 s.
+    static func heartbeatInterval(lease: Duration) -> Duration {
+        max(.milliseconds(200), min(.seconds(2), lease / 5))
     }
 
     /// `GET /nodes`: the cluster's nodes, or this one alone.
@@ -22,13 +22,10 @@ extension JobScheduler {
         return [NodeStatus(name: nodeName, startedAt: startedAt, lastHeartbeat: Date(), age: 0, runningJobs: runningJobs)]
     }
 
-    /// Claims ready jobs for the free slots and starts them.
+    /// Claims ready jobs for the free slots and starts them. `schedule()` asks only when a
+    /// job this node knows of looks ready; the store decides which are.
     func claimAndStart(free: Int) {
         guard let cluster, free > 0, !settings.paused else { return }
-        let now = Date()
-        // Ask the store only when a job this node knows of may be ready (the store decides).
-        guard jobs.values.contains(where: { $0.state == .queued && $0.waitingFor.isEmpty && ($0.retryAt.map { $0 <= now } ?? true) })
-        else { return }
         let claimed: [ClaimedJob]
         do {
             claimed = try cluster.claim(limit: free)
@@ -45,21 +42,19 @@ extension JobScheduler {
             if jobs[job.id] == nil { insertInOrder(job) }
             jobs[job.id] = job
             leases[job.id] = claim.lease
-            lastOwners[job.id] = claim.lastOwner
             claimsCounter.increment()
             events.publish(.job(job))
-            startDownload(job)
+            startDownload(job, claim: claim)
         }
     }
 
     /// Prepares the run's partial file from the job's earlier one (see `PartialFileTakeover`).
-    func adoptPartialFile(id: String, lease: Lease, lastOwner: String?) async {
+    func adoptPartialFile(id: String, lease: Lease, ownFile: Bool) async {
         // Files are touched only under a lease the store still honours.
         guard let cluster, (try? cluster.heartbeat(running: [lease]))?.isEmpty == true else {
             logger.warning("job \(id): lease \(lease.epoch) not confirmed; its partial file is left alone")
             return
         }
-        let ownFile = lastOwner == nodeName
         let cacheDirectory = configuration.cacheDirectory
         let checkpoint = ownFile ? nil : (try? repository.checkpoint(id: id))
         let written = checkpoint?.writtenRanges ?? []
@@ -85,7 +80,14 @@ extension JobScheduler {
         lastProgressStored[id] = nil
         leasesLostCounter.increment()
         stop(id)
-        if let cluster, let stored = try? cluster.job(id: id) { absorb(stored) }
+        try? refresh(id)
+    }
+
+    /// Reads one job back from the store (another node changed it) and absorbs it, or its
+    /// removal.
+    func refresh(_ id: String) throws {
+        guard let cluster else { return }
+        if let stored = try cluster.job(id: id) { absorb(stored) } else { absorbRemoval(id) }
     }
 
     /// Gives a stopped run's lease back (a run an edit stopped keeps it, to go on).
@@ -138,46 +140,38 @@ extension JobScheduler {
 
     /// One job as another node (or this one) left it in the store.
     func absorb(_ stored: JobSnapshot) {
-        var row = stored
-        if let local = jobs[row.id] {
-            if leases[row.id] != nil || running[row.id] != nil {
-                // This node's run: its own progress is newer than the row's.
-                // Still running here as far as the store says (an edit that stopped the run
-                // for a moment holds its lease too); otherwise paused, deleted or taken back.
-                let mine = row.state == .running && row.node == nodeName
-                if mine {
-                    row.node = nodeName
-                    row.state = local.state
-                    row.bytesDone = local.bytesDone
-                    row.bytesTotal = local.bytesTotal
-                    row.speed = local.speed
-                    row.eta = local.eta
-                    row.filename = local.filename
-                    row.resumable = local.resumable
-                    row.updatedAt = max(row.updatedAt, local.updatedAt)
-                    row.waitingFor = local.waitingFor
-                    if row.limitRate != local.limitRate { jobLimiters[row.id]?.setRate(row.limitRate) }
-                    if row.url != local.url || row.headers != local.headers || row.connections != local.connections
-                        || row.proxy != local.proxy || row.requestedFilename != local.requestedFilename
-                    {
-                        // Changed under a running download: it goes back to the queue, after
-                        // its checkpoint, and starts again under the new values.
-                        jobs[row.id] = row
-                        sendBack(row.id, reason: "it was edited on another node")
-                        return
-                    }
-                } else {
-                    // Paused, deleted or taken back elsewhere: the run stops.
-                    stop(row.id)
-                }
-            } else {
-                row.waitingFor = local.waitingFor
-            }
-            guard row != local else { return }
-            jobs[row.id] = row
-        } else {
-            insertInOrder(row)
+        guard let local = jobs[stored.id] else {
+            insertInOrder(stored)
+            events.publish(.job(stored))
+            return
         }
+        var row = stored
+        row.waitingFor = local.waitingFor  // computed here, not stored
+        if leases[row.id] != nil || running[row.id] != nil {
+            // Still running here as far as the store says (an edit that stopped the run for
+            // a moment holds its lease too): its own progress is newer than the row's.
+            // Otherwise paused, deleted or taken back elsewhere: the run stops.
+            guard row.state == .running, row.node == nodeName else {
+                stop(row.id)
+                return replace(local, with: row)
+            }
+            row.takeRunFields(from: local)
+            if row.limitRate != local.limitRate { jobLimiters[row.id]?.setRate(row.limitRate) }
+            if row.url != local.url || row.headers != local.headers || row.connections != local.connections
+                || row.proxy != local.proxy || row.requestedFilename != local.requestedFilename
+            {
+                // Changed under a running download: it goes back to the queue, after its
+                // checkpoint, and starts again under the new values.
+                jobs[row.id] = row
+                return sendBack(row.id, reason: "it was edited on another node")
+            }
+        }
+        replace(local, with: row)
+    }
+
+    private func replace(_ local: JobSnapshot, with row: JobSnapshot) {
+        guard row != local else { return }
+        jobs[row.id] = row
         events.publish(.job(row))
     }
 
@@ -228,10 +222,11 @@ extension JobScheduler {
                     await self.synchronize(full: full)
                 }
             }
+            let interval = Self.heartbeatInterval(lease: cluster.leaseDuration)
             group.addTask { [weak self] in
                 while !Task.isCancelled {
-                    guard let interval = await self?.heartbeatInterval else { return }
-                    await self?.beat()
+                    guard let self else { return }
+                    await self.beat()
                     try? await Task.sleep(for: interval)
                 }
             }
@@ -266,5 +261,19 @@ extension JobScheduler {
             logger.warning("heartbeat failed: \(error)")
         }
         runningGauge.record(running.count)
+    }
+}
+
+extension JobSnapshot {
+    /// The fields a run writes (state and progress), from this node's copy of its own run.
+    mutating func takeRunFields(from run: JobSnapshot) {
+        state = run.state
+        bytesDone = run.bytesDone
+        bytesTotal = run.bytesTotal
+        speed = run.speed
+        eta = run.eta
+        filename = run.filename
+        resumable = run.resumable
+        updatedAt = max(updatedAt, run.updatedAt)
     }
 }

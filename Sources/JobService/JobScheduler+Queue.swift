@@ -47,7 +47,7 @@ extension JobScheduler {
         // A run an edit stopped, to go on when the edit ends, keeps its slot meanwhile.
         let held = editing.filter { running[$0] == nil && jobs[$0]?.state == .running && (cluster == nil || leases[$0] != nil) }.count
         if cluster != nil {
-            claimAndStart(free: settings.maxActive - running.count - held)
+            if !ready.isEmpty { claimAndStart(free: settings.maxActive - running.count - held) }
             return
         }
         for id in QueuePlan.starts(ready: ready, running: running.count + held, settings: settings) {

@@ -6,8 +6,9 @@ import CoreMetrics
 
 extension JobScheduler {
     /// Starts the download of a job that just became `running`, after any previous run of
-    /// the same job has finished checkpointing.
-    func startDownload(_ job: JobSnapshot) {
+    /// the same job has finished checkpointing. A job just claimed in a cluster first takes
+    /// over the partial file of the node that ran it last.
+    func startDownload(_ job: JobSnapshot, claim: ClaimedJob? = nil) {
         // Nothing starts once the service is stopping (an edit that ends after the
         // shutdown began must not start a run nobody waits for).
         guard !isShuttingDown else { return }
@@ -43,7 +44,7 @@ extension JobScheduler {
             client: client, checkpoints: checkpointStore(id: id, lease: lease),
             logger: logger
         )
-        let lastOwner = lastOwners.removeValue(forKey: id) ?? nodeName
+        let ownFile = claim.map { $0.lastOwner == nodeName }
         let task = Task { () -> Outcome in
             // A paused run that placed its file before it saw the pause has done the work.
             if case .success(let result)? = await previous?.value {
@@ -52,7 +53,7 @@ extension JobScheduler {
             }
             // A claim from the store: the run's own partial file first, once any earlier
             // run of this node has checkpointed.
-            if let lease { await self.adoptPartialFile(id: id, lease: lease, lastOwner: lastOwner) }
+            if let lease, let ownFile { await self.adoptPartialFile(id: id, lease: lease, ownFile: ownFile) }
             // One reader of the download's events for the whole run, not a task per tick.
             async let reported: Void = {
                 for await case .progress(let progress) in download.events {
@@ -169,7 +170,7 @@ extension JobScheduler {
                 guard try cluster.finishRun(job, lease: lease) else {
                     // Taken back meanwhile: the outcome is another node's to record.
                     leasesLostCounter.increment()
-                    if let stored = try? cluster.job(id: id) { absorb(stored) }
+                    try? refresh(id)
                     schedule()
                     return
                 }

@@ -90,10 +90,9 @@ public actor JobScheduler {
     /// Wakes the scheduler when the earliest waiting job may start again.
     var wakeUp: Task<Void, Never>?
 
-    // A cluster node's runs: their leases, who ran each job before, when progress was last
-    // stored, and where the reading of other nodes' changes stands.
+    // A cluster node's runs: their leases, when progress was last stored, and where the
+    // reading of other nodes' changes stands.
     var leases: [String: Lease] = [:]
-    var lastOwners: [String: String?] = [:]
     var lastProgressStored: [String: ContinuousClock.Instant] = [:]
     var cursor: ClusterCursor?
     let claimsCounter: Counter
@@ -107,8 +106,9 @@ public actor JobScheduler {
     ) throws {
         self.configuration = configuration
         self.repository = repository
-        self.cluster = repository as? any ClusterStore
-        self.nodeName = (repository as? any ClusterStore)?.nodeName ?? configuration.nodeName
+        let cluster = repository as? any ClusterStore
+        self.cluster = cluster
+        self.nodeName = cluster?.nodeName ?? configuration.nodeName
         self.client = client
         self.webhooks = webhooks
         self.logger = logger
@@ -129,7 +129,7 @@ public actor JobScheduler {
         runningGauge = Gauge(label: "sluice_node_running_jobs", dimensions: node, factory: metrics)
         // A cluster node takes back only its own jobs, left running by its previous process;
         // the others' are theirs (or the rescuer's).
-        if let cluster = repository as? any ClusterStore {
+        if let cluster {
             let recovered = try cluster.recoverOwnJobs()
             if !recovered.isEmpty { logger.notice("requeued \(recovered.count) job(s) this node was running before it stopped") }
         }
@@ -147,8 +147,8 @@ public actor JobScheduler {
 
     /// Starts what the previous run left queued or running.
     public func start() {
-        for id in order where cluster == nil && jobs[id]?.state == .queued {
-            persist(jobs[id]!)
+        if cluster == nil {
+            for id in order where jobs[id]?.state == .queued { persist(jobs[id]!) }
         }
         schedule()
         scheduleWakeUp()
@@ -374,7 +374,7 @@ public actor JobScheduler {
         // nothing (503), and a job another node changed first is read again (409).
         if changed, let cluster {
             guard try cluster.update(job, expectedState: seen) else {
-                if let stored = try cluster.job(id: id) { absorb(stored) } else { absorbRemoval(id) }
+                try refresh(id)
                 throw SluiceError(
                     .invalidTransition, "job \(id) changed on another node meanwhile (it is \(jobs[id]?.state.rawValue ?? "gone") now); try again"
                 )
@@ -411,7 +411,7 @@ public actor JobScheduler {
             if let cluster, let seen {
                 if try cluster.update(job, expectedState: seen) { return true }
                 logger.info("job \(job.id) changed on another node first; reading it again")
-                if let stored = try cluster.job(id: job.id) { absorb(stored) } else { absorbRemoval(job.id) }
+                try refresh(job.id)
                 return false
             }
             try repository.update(job)

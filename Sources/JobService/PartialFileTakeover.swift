@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import DownloadEngine
 import Foundation
 import SluiceCore
 
@@ -48,57 +49,13 @@ enum PartialFileTakeover {
         defer { for path in earlier { unlink(path) } }
         let previous = Self.path(cacheDirectory: cacheDirectory, id: id, epoch: epoch - 1)
         guard earlier.contains(previous), access(target, F_OK) != 0 else { return }
-        let newest = previous
         if ownFile {
-            guard rename(newest, target) == 0 else {
+            guard rename(previous, target) == 0 else {
                 throw SluiceError(.io, "cannot take over the partial file of job \(id): \(String(cString: strerror(errno)))")
             }
             return
         }
         guard !written.isEmpty else { return }
-        try copy(written, from: newest, to: target)
-    }
-
-    /// Copies `ranges` of `source` into a new file at `target`, synced before it is used.
-    static func copy(_ ranges: [Range<Int64>], from source: String, to target: String) throws {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { return }  // gone meanwhile: the run starts over
-        defer { close(input) }
-        let output = open(target + ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard output >= 0 else {
-            throw SluiceError(.io, "cannot create a partial file: \(String(cString: strerror(errno)))")
-        }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        do {
-            for range in ranges {
-                var offset = range.lowerBound
-                while offset < range.upperBound {
-                    let wanted = Int(min(Int64(buffer.count), range.upperBound - offset))
-                    let count = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, wanted, off_t(offset)) }
-                    if count < 0, errno == EINTR { continue }
-                    guard count > 0 else { break }  // shorter than the checkpoint says: the rest is fetched again
-                    var done = 0
-                    while done < count {
-                        let written = buffer.withUnsafeBytes { pwrite(output, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
-                        if written < 0, errno == EINTR { continue }
-                        guard written > 0 else {
-                            throw SluiceError(.io, "cannot copy a partial file: \(String(cString: strerror(errno)))")
-                        }
-                        done += written
-                    }
-                    offset += Int64(count)
-                }
-            }
-            guard fsync(output) == 0, close(output) == 0 else {
-                throw SluiceError(.io, "cannot sync a partial file: \(String(cString: strerror(errno)))")
-            }
-        } catch {
-            close(output)
-            unlink(target + ".tmp")
-            throw error
-        }
-        guard rename(target + ".tmp", target) == 0 else {
-            throw SluiceError(.io, "cannot take over a partial file: \(String(cString: strerror(errno)))")
-        }
+        try PartialFileCopy.copy(written, from: previous, to: target)
     }
 }

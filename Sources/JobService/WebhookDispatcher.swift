@@ -44,6 +44,9 @@ public final class WebhookDispatcher: Sendable {
     let clock: ElapsedClock
     private let wake = WakeSignal()
     private let outcomes: [String: Counter]
+    /// In a cluster, deliveries another node recorded (or claimed, then died) are looked for
+    /// every 30 s: nothing here wakes this node for them. Nil for a single node.
+    private let longestWait: Duration?
 
     public init(
         configuration: Configuration, repository: any JobRepository, client: Fetcher, clock: ElapsedClock = .continuous,
@@ -54,6 +57,7 @@ public final class WebhookDispatcher: Sendable {
         self.client = client
         self.clock = clock
         self.logger = logger
+        self.longestWait = repository is any ClusterStore ? .seconds(30) : nil
         self.outcomes = Dictionary(
             uniqueKeysWithValues: ["delivered", "retried", "failed"].map {
                 ($0, Counter(label: "sluice_webhook_deliveries_total", dimensions: [("outcome", $0)], factory: metrics))
@@ -121,9 +125,7 @@ public final class WebhookDispatcher: Sendable {
             }
             let next = pending.compactMap(\.nextAttemptAt).min()
             var wait = next.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1000) + 1) }
-            // In a cluster, deliveries another node recorded (or claimed, then died) are
-            // looked for every 30 s: nothing here wakes this node for them.
-            if repository is any ClusterStore { wait = min(wait ?? .seconds(30), .seconds(30)) }
+            if let longest = longestWait { wait = min(wait ?? longest, longest) }
             await wake.wait(upTo: wait, sleep: clock.sleep)
         }
     }

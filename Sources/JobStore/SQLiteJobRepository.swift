@@ -273,8 +273,8 @@ public final class SQLiteJobRepository: JobRepository {
     // MARK: Rows
 
     private static func columns(_ job: JobSnapshot) -> StatementArguments {
-        let headers = (try? JSONEncoder().encode(job.headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        let dependencies = (try? JSONEncoder().encode(job.after)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        let headers = job.storedHeaders
+        let dependencies = job.storedDependencies
         return [
             job.url, job.state.rawValue, job.filename, job.requestedFilename, job.bytesTotal, job.bytesDone,
             job.connections, job.resumable, job.expectedSHA256, job.sha256, job.path, job.error?.code,
@@ -285,12 +285,11 @@ public final class SQLiteJobRepository: JobRepository {
     }
 
     private static func snapshot(_ row: Row) -> JobSnapshot {
-        let headers = (row["headers"] as String?).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
         var job = JobSnapshot(
             id: row["id"], url: row["url"], state: JobState(rawValue: row["state"]) ?? .failed,
             connections: row["connections"], priority: row["priority"],
             createdAt: Date(timeIntervalSince1970: row["createdAt"]), requestedFilename: row["requestedFilename"],
-            expectedSHA256: row["expectedSHA256"], headers: headers ?? [:]
+            expectedSHA256: row["expectedSHA256"], headers: JobSnapshot.headers(stored: row["headers"])
         )
         job.filename = row["filename"]
         job.bytesTotal = row["bytesTotal"]
@@ -304,7 +303,7 @@ public final class SQLiteJobRepository: JobRepository {
         job.updatedAt = Date(timeIntervalSince1970: row["updatedAt"])
         job.completedAt = (row["completedAt"] as Double?).map(Date.init(timeIntervalSince1970:))
         job.retryAt = (row["retryAt"] as Double?).map(Date.init(timeIntervalSince1970:))
-        job.after = (row["dependencies"] as String?).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? []
+        job.after = JobSnapshot.dependencies(stored: row["dependencies"])
         job.limitRate = row["limitRate"]
         job.notify = row["notify"]
         job.proxy = row["proxy"]

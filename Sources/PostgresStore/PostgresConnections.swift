@@ -55,14 +55,8 @@ final class PostgresConnections: Sendable {
         }
         defer { slots.signal() }
         let connection = try idle.withLockedValue { $0.popLast() }.flatMap { $0.isClosed ? nil : $0 } ?? connect()
-        do {
-            let result = try body(connection)
-            giveBack(connection)
-            return result
-        } catch {
-            giveBack(connection)
-            throw error
-        }
+        defer { giveBack(connection) }
+        return try body(connection)
     }
 
     /// Back to the idle list, or closed when it is broken or the store is closing.

@@ -46,7 +46,7 @@ extension PostgresJobRepository {
                 lease_expires_at = now() + make_interval(secs => \(leaseSeconds)), retry_at = NULL,
                 updated_at = \(now), speed = 0, eta = NULL
             FROM ready WHERE job.id = ready.id
-            RETURNING \(unescaped: Self.jobColumns.split(separator: ",").map { "job." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
+            RETURNING \(unescaped: Self.qualifiedJobColumns)
             """
         ).rows
         return try rows.map { row in
@@ -152,7 +152,7 @@ extension PostgresJobRepository {
     /// Only the node holding the rescue lock for this transaction rescues; a node that
     /// dies or freezes holds nothing, since the lock ends with the transaction.
     public func rescue(staleAfter: Duration) throws -> [String] {
-        let stale = Double(staleAfter.components.seconds) + Double(staleAfter.components.attoseconds) / 1e18
+        let stale = staleAfter / .seconds(1)
         return try connections.transaction { connection in
             let won = try connections.run("SELECT pg_try_advisory_xact_lock(\(PostgresSchema.rescueLock))", on: connection)
                 .rows.first.map { try $0.decode(Bool.self) } ?? false
@@ -183,14 +183,9 @@ extension PostgresJobRepository {
             // stamp before the cursor and committed after the last read.
             let now = try connections.run("SELECT extract(epoch FROM clock_timestamp())::float8", on: connection)
                 .rows.first.map { try $0.decode(Double.self) } ?? 0
-            let settings = try connections.run("SELECT paused, max_active, limit_rate FROM queue_settings WHERE id = 1", on: connection)
-                .rows.first.map {
-                    let (paused, maxActive, limitRate) = try $0.decode((Bool, Int, Int64?).self)
-                    return QueueSettings(paused: paused, maxActive: maxActive, limitRate: limitRate)
-                }
+            let settings = try queueSettings(on: connection)
             guard let cursor else {
-                let jobs = try connections.run("SELECT \(unescaped: Self.jobColumns) FROM job ORDER BY sequence", on: connection)
-                    .rows.map(Self.snapshot)
+                let jobs = try allJobs(on: connection)
                 return ClusterChanges(jobs: jobs, removed: [], settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: true)
             }
             let from = cursor.databaseTime - 2

@@ -45,12 +45,16 @@ public final class PostgresJobRepository: ClusterStore {
         }
     }
 
-    var leaseSeconds: Double { Double(leaseDuration.components.seconds) + Double(leaseDuration.components.attoseconds) / 1e18 }
+    var leaseSeconds: Double { leaseDuration / .seconds(1) }
 
     // MARK: JobRepository
 
     public func allJobs() throws -> [JobSnapshot] {
-        try connections.run("SELECT \(unescaped: Self.jobColumns) FROM job ORDER BY sequence").rows.map(Self.snapshot)
+        try connections.withConnection { try allJobs(on: $0) }
+    }
+
+    func allJobs(on connection: PostgresConnection) throws -> [JobSnapshot] {
+        try connections.run("SELECT \(unescaped: Self.jobColumns) FROM job ORDER BY sequence", on: connection).rows.map(Self.snapshot)
     }
 
     public func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
@@ -89,7 +93,11 @@ public final class PostgresJobRepository: ClusterStore {
     }
 
     public func queueSettings() throws -> QueueSettings? {
-        try connections.run("SELECT paused, max_active, limit_rate FROM queue_settings WHERE id = 1").rows.first.map {
+        try connections.withConnection { try queueSettings(on: $0) }
+    }
+
+    func queueSettings(on connection: PostgresConnection) throws -> QueueSettings? {
+        try connections.run("SELECT paused, max_active, limit_rate FROM queue_settings WHERE id = 1", on: connection).rows.first.map {
             let (paused, maxActive, limitRate) = try $0.decode((Bool, Int, Int64?).self)
             return QueueSettings(paused: paused, maxActive: maxActive, limitRate: limitRate)
         }
@@ -257,6 +265,10 @@ public final class PostgresJobRepository: ClusterStore {
         completed_at, retry_at, dependencies, limit_rate, notify, proxy, owner, epoch, last_owner
         """
 
+    /// The same, as `job.column` (for a statement that joins another table with an `id`).
+    static let qualifiedJobColumns = jobColumns.split(separator: ",")
+        .map { "job." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
+
     static let deliveryColumns = """
         id, job_id, event, url, body, state, attempts, last_status, last_error, created_at, next_attempt_at, delivered_at
         """
@@ -269,8 +281,8 @@ public final class PostgresJobRepository: ClusterStore {
         let retryAt: Double?
 
         init(_ job: JobSnapshot) {
-            headers = (try? JSONEncoder().encode(job.headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-            dependencies = (try? JSONEncoder().encode(job.after)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+            headers = job.storedHeaders
+            dependencies = job.storedDependencies
             completedAt = job.completedAt?.timeIntervalSince1970
             retryAt = job.retryAt?.timeIntervalSince1970
         }
@@ -283,7 +295,6 @@ public final class PostgresJobRepository: ClusterStore {
     /// A job row with its lease's owner, epoch and last owner.
     static func owned(_ row: PostgresRow) throws -> (job: JobSnapshot, owner: String?, epoch: Int64, lastOwner: String?) {
         let r = row.makeRandomAccess()
-        let headers = try r["headers"].decode(String.self)
         var job = JobSnapshot(
             id: try r["id"].decode(String.self), url: try r["url"].decode(String.self),
             state: JobState(rawValue: try r["state"].decode(String.self)) ?? .failed,
@@ -291,7 +302,7 @@ public final class PostgresJobRepository: ClusterStore {
             createdAt: Date(timeIntervalSince1970: try r["created_at"].decode(Double.self)),
             requestedFilename: try r["requested_filename"].decode(String?.self),
             expectedSHA256: try r["expected_sha256"].decode(String?.self),
-            headers: (try? JSONDecoder().decode([String: String].self, from: Data(headers.utf8))) ?? [:]
+            headers: JobSnapshot.headers(stored: try r["headers"].decode(String.self))
         )
         job.filename = try r["filename"].decode(String?.self)
         job.bytesTotal = try r["bytes_total"].decode(Int64?.self)
@@ -307,7 +318,7 @@ public final class PostgresJobRepository: ClusterStore {
         job.updatedAt = Date(timeIntervalSince1970: try r["updated_at"].decode(Double.self))
         job.completedAt = try r["completed_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
         job.retryAt = try r["retry_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
-        job.after = (try? JSONDecoder().decode([String].self, from: Data(try r["dependencies"].decode(String.self).utf8))) ?? []
+        job.after = JobSnapshot.dependencies(stored: try r["dependencies"].decode(String.self))
         job.limitRate = try r["limit_rate"].decode(Int64?.self)
         job.notify = try r["notify"].decode(String?.self)
         job.proxy = try r["proxy"].decode(String?.self)

@@ -54,10 +54,15 @@ final class PostgresListener: Sendable {
                 let context = connection.addListener(channel: channel) { [weak self] _, notification in
                     self?.send(notification.payload.isEmpty ? .resync : .job(notification.payload))
                 }
-                // LISTEN is in force once a query after it has answered.
+                // LISTEN is in force once a query after it has answered; one that does not
+                // answer in time closes the connection, which fails the query (no thread waits).
+                let deadline = connection.eventLoop.scheduleTask(in: connections.timeout) { PostgresConnections.discard(connection) }
                 do {
-                    _ = try connections.wait(connection.query("SELECT 1", logger: logger), what: "LISTEN")
+                    let answer: EventLoopFuture<PostgresQueryResult> = connection.query("SELECT 1", logger: logger)
+                    _ = try await answer.get()
+                    deadline.cancel()
                 } catch {
+                    deadline.cancel()
                     context.stop()
                     PostgresConnections.discard(connection)
                     throw error

@@ -45,9 +45,9 @@ public struct ServiceConfiguration: Sendable {
     public var proxies: ProxySettings = .none
     /// Connections of all downloads to one host at once.
     public var maxConnectionsPerHost: Int = 16
-    /// `postgres://user:password@host:port/database` for a node of a cluster; nil for the
+    /// The PostgreSQL database of a cluster this node is one of (`--store`); nil for the
     /// single node's SQLite store in the data directory.
-    public var store: String?
+    public var store: PostgresLocation?
     /// This node's name in a cluster (the host name unless given).
     public var nodeName: String = ProcessInfo.processInfo.hostName
     /// How long a node's claim on a job lasts without renewal (it renews it every fifth of

@@ -84,10 +84,9 @@ public func buildService(
     let repository: any JobRepository
     if let store = configuration.store {
         repository = try PostgresJobRepository(
-            location: try PostgresLocation(store), nodeName: configuration.nodeName, leaseDuration: configuration.lease,
-            logger: logger
+            location: store, nodeName: configuration.nodeName, leaseDuration: configuration.lease, logger: logger
         )
-        logger.info("node \(configuration.nodeName) of the cluster on \((try? PostgresLocation(store))?.redacted ?? "PostgreSQL")")
+        logger.info("node \(configuration.nodeName) of the cluster on \(store.redacted)")
     } else {
         repository = try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite")
     }

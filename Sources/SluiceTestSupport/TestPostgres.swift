@@ -20,7 +20,6 @@ public enum TestPostgres {
         /// Stops and starts the server again on the same port, keeping its data.
         public func restart() throws { _ = try TestPostgres.script(["restart", directory]) }
         public func stop() throws { _ = try TestPostgres.script(["stop", directory]) }
-        public func start() throws { _ = try TestPostgres.script(["start", directory]) }
     }
 
     private static let shared = Mutex<Result<Server, Failure>?>(nil)
@@ -63,7 +62,8 @@ public enum TestPostgres {
     static let stopAtExit = Mutex<[String]>([])
 
     /// A new, empty database on the shared server; returns its URL.
-    public static func newDatabase(named name: String = "t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")) throws -> String {
+    public static func newDatabase() throws -> String {
+        let name = "t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         let server = try sharedServer().get()
         try createDatabase(name, on: server)
         return server.url(database: name)

@@ -167,11 +167,10 @@ struct Serve: AsyncParsableCommand {
         }
         if let store = store ?? Environment.string("SLUICE_STORE") {
             do {
-                _ = try PostgresLocation(store)
+                configuration.store = try PostgresLocation(store)
             } catch let error as SluiceError {
                 throw ValidationError(error.message)
             }
-            configuration.store = store
         }
         if let name = nodeName ?? Environment.string("SLUICE_NODE_NAME") {
             guard NodeName.isValid(name) else {

@@ -26,6 +26,13 @@ struct PostgresClusterStoreTests {
         return job
     }
 
+    /// Node a's store on a new database, with job `j` inserted and claimed by a.
+    static func claimedJob() throws -> (store: PostgresJobRepository, claim: ClaimedJob) {
+        let store = try open(TestPostgres.newDatabase(), node: "a")
+        try store.insert(job("j"))
+        return (store, try #require(try store.claim(limit: 1).first))
+    }
+
     @Test func jobsRoundTripAndMigrationsRunOnce() throws {
         let url = try TestPostgres.newDatabase()
         let store = try Self.open(url, node: "a")
@@ -122,11 +129,8 @@ struct PostgresClusterStoreTests {
     }
 
     @Test func aControlWriteWaitsForTheStateItSawAndReleaseRequeues() throws {
-        let url = try TestPostgres.newDatabase()
-        let a = try Self.open(url, node: "a")
+        let (a, claim) = try Self.claimedJob()
         defer { a.close(removingNode: false) }
-        try a.insert(Self.job("j"))
-        let claim = try #require(try a.claim(limit: 1).first)
         var paused = claim.job
         paused.state = .paused
         // Written by a node that still thought the job queued: refused.
@@ -163,11 +167,8 @@ struct PostgresClusterStoreTests {
     }
 
     @Test func aPauseThatCameWhileTheRunEndedStays() throws {
-        let url = try TestPostgres.newDatabase()
-        let a = try Self.open(url, node: "a")
+        let (a, claim) = try Self.claimedJob()
         defer { a.close(removingNode: false) }
-        try a.insert(Self.job("j"))
-        let claim = try #require(try a.claim(limit: 1).first)
         var paused = claim.job
         paused.state = .paused
         #expect(try a.update(paused, expectedState: .running))
@@ -197,7 +198,6 @@ struct PostgresClusterStoreTests {
             var paused = Self.job("j")
             paused.state = .paused
             try a.insert(paused)
-            let onA = try scheduler(a)
             let onB = try scheduler(b)
             // a resumes it; b, which has not read the change, pauses... and resumes it again.
             var queued = paused
@@ -207,7 +207,6 @@ struct PostgresClusterStoreTests {
             // b now shows what is stored, and changed nothing.
             #expect(await onB.job(id: "j")?.state == .queued)
             #expect(try a.job(id: "j")?.state == .queued)
-            _ = onA
             try await client.shutdown()
         }
     }

@@ -46,7 +46,7 @@ import NIOHTTP1
                 ("GET", "/jobs"), ("HEAD", "/jobs"), ("POST", "/jobs"), ("GET", "/jobs/\(id)"),
                 ("DELETE", "/jobs/\(id)?deleteFile=true"), ("POST", "/jobs/\(id)/pause"), ("POST", "/jobs/\(id)/resume"),
                 ("GET", "/jobs/\(id)/events"), ("GET", "/events"), ("GET", "/metrics"), ("GET", "/files/report.html"),
-                ("GET", "/testdata/10"), ("HEAD", "/testdata/1T"),
+                ("GET", "/testdata/10"), ("HEAD", "/testdata/1T"), ("GET", "/nodes"),
             ]
             var tried = 0
             for (method, path) in routes {

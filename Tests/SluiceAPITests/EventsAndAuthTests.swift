@@ -111,7 +111,7 @@ extension ServiceHarness {
         try await ServiceHarness.with(token: "s3cret") { (service: ServiceHarness) async throws in
             for (method, path) in [
                 (HTTPMethod.GET, "/jobs"), (.POST, "/jobs"), (.GET, "/jobs/x"), (.DELETE, "/jobs/x"), (.GET, "/events"),
-                (.GET, "/metrics"), (.GET, "/files/x"), (.GET, "/testdata/10"),
+                (.GET, "/metrics"), (.GET, "/files/x"), (.GET, "/testdata/10"), (.GET, "/nodes"),
             ] {
                 let reply = try await service.request(method, path, json: #"{"url":"http://x/a"}"#, authorized: false)
                 #expect(reply.status == 401, "\(method) \(path)")

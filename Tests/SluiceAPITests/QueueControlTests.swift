@@ -22,6 +22,21 @@ import Testing
         }
     }
 
+    @Test func nodesListThisNodeWithTheJobsItRuns() async throws {
+        try await ServiceHarness.with(configure: { $0.nodeName = "solo" }) { (service: ServiceHarness) async throws in
+            let running = try await service.create(["url": service.testdata("/testdata/64M?rate=2M")])["id"] as! String
+            try await service.waitFor(running) { $0["state"] as? String == "running" }
+            let reply = try await service.request(.GET, "/nodes")
+            #expect(reply.status == 200)
+            let nodes = try #require(try reply.json()["nodes"] as? [[String: Any]])
+            #expect(nodes.count == 1)
+            #expect(nodes.first?["name"] as? String == "solo")
+            #expect(nodes.first?["runningJobs"] as? [String] == [running])
+            #expect((nodes.first?["heartbeatAge"] as? Double ?? -1) >= 0)
+            #expect(try await service.request(.POST, "/nodes").status == 405)
+        }
+    }
+
     @Test func maxActiveRaisedAndLoweredChangesHowManyRunWithinASecond() async throws {
         try await ServiceHarness.with(maxActive: 1) { (service: ServiceHarness) async throws in
             var ids: [String] = []

@@ -44,7 +44,7 @@ struct ServiceHarness: Sendable {
             configuration.publicDirectory = Self.repositoryPublic
             // The same tests against the cluster's store: `scripts/test.sh` runs them again so.
             if ProcessInfo.processInfo.environment["SLUICE_TEST_STORE"] == "postgres" {
-                configuration.store = try TestPostgres.database(for: data)
+                configuration.store = try PostgresLocation(TestPostgres.database(for: data))
             }
             configure(&configuration)
             var logger = Logger(label: "test-service")

@@ -1,0 +1,21 @@
+public import Foundation
+public import SluiceCore
+
+/// A job's headers and dependencies as every store keeps them: JSON text in one column.
+/// Text that does not decode reads as none.
+extension JobSnapshot {
+    public var storedHeaders: String { Self.json(headers) ?? "{}" }
+    public var storedDependencies: String { Self.json(after) ?? "[]" }
+
+    public static func headers(stored text: String?) -> [String: String] {
+        text.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
+    }
+
+    public static func dependencies(stored text: String?) -> [String] {
+        text.flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? []
+    }
+
+    private static func json(_ value: some Encodable) -> String? {
+        (try? JSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
