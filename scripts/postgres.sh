@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a throwaway PostgreSQL 15 server on 127.0.0.1 for tests and CI.
 #
-#   scripts/postgres.sh install              install PostgreSQL 15's server binaries if missing
+#   scripts/postgres.sh install              install PostgreSQL 15's server binaries and openssl if missing
 #   scripts/postgres.sh start DIR [PORT]     create (first time) and start a cluster in DIR; prints its URL
 #   scripts/postgres.sh stop DIR             fast shutdown; no error if it is not running
 #   scripts/postgres.sh restart DIR          stop, then start again on the same port; prints its URL
@@ -10,9 +10,18 @@
 # `start` prints exactly one line on stdout, postgres://sluice:sluice@127.0.0.1:PORT/sluice,
 # and also writes it to DIR/url and the port to DIR/port. Without PORT it reuses DIR/port
 # if there is one, else picks a free port. The cluster lives in DIR/data, logs to
-# DIR/postgres.log and puts its unix socket in DIR. It is tuned for tests, not for data
-# that matters (fsync=off). As root, the server runs as the system user `sluicepg`
-# (created if missing), which then owns DIR.
+# DIR/postgres.log and puts its unix socket in DIR (mode 0700: only the cluster's user and
+# root may use it). It is tuned for tests, not for data that matters (fsync=off). As root,
+# the server runs as the system user `sluicepg` (created if missing), which then owns DIR.
+#
+# The server accepts TLS (ssl = on) as well as plain connections on the same port, and on
+# the same pg_hba `host` lines. Its certificate comes from a throwaway CA made with the
+# openssl command on the first start and kept for later starts and restarts: DIR/ca.crt
+# (the CA's certificate, readable by every user: clients verify the server with it, e.g.
+# ?sslmode=verify-full&sslrootcert=DIR/ca.crt) and DIR/ca.key; DIR/server.crt and
+# DIR/server.key (CN=localhost, subjectAltName DNS:localhost and IP:127.0.0.1). The keys are
+# the cluster user's, mode 0600; DIR is made searchable by every user (not listable) for
+# DIR/ca.crt. A cluster made before TLS gets the settings on its next start.
 set -euo pipefail
 
 PG_BIN=/usr/lib/postgresql/15/bin
@@ -45,21 +54,26 @@ require_binaries() {
 }
 
 cmd_install() {
-    [ -x "$PG_BIN/postgres" ] && return 0
+    local packages=()
+    [ -x "$PG_BIN/postgres" ] || packages+=(postgresql-15)
+    # The server's TLS certificates are made with the openssl command.
+    command -v openssl >/dev/null 2>&1 || packages+=(openssl)
+    [ ${#packages[@]} -gt 0 ] || return 0
     local sudo_cmd=()
     if ! is_root; then
-        command -v sudo >/dev/null 2>&1 || die "PostgreSQL 15 is not installed and, not being root, no sudo to install postgresql-15"
+        command -v sudo >/dev/null 2>&1 || die "${packages[*]} not installed and, not being root, no sudo to install it"
         sudo_cmd=(sudo)
     fi
-    command -v apt-get >/dev/null 2>&1 || die "PostgreSQL 15 is not installed and there is no apt-get to install postgresql-15"
+    command -v apt-get >/dev/null 2>&1 || die "${packages[*]} not installed and there is no apt-get to install it"
     local install=("${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive
-        apt-get install -y -qq --no-install-recommends postgresql-15)
+        apt-get install -y -qq --no-install-recommends "${packages[@]}")
     # apt's progress goes to stderr: stdout stays clean for callers that capture it.
     if ! "${install[@]}" >&2; then
         "${sudo_cmd[@]}" apt-get update -qq >&2 || true
-        "${install[@]}" >&2 || die "apt-get could not install postgresql-15 (see its output above)"
+        "${install[@]}" >&2 || die "apt-get could not install ${packages[*]} (see its output above)"
     fi
     [ -x "$PG_BIN/postgres" ] || die "postgresql-15 was installed but $PG_BIN/postgres is still missing"
+    command -v openssl >/dev/null 2>&1 || die "openssl was installed but there is still no openssl command"
 }
 
 # Runs a command as the user that owns the cluster, from DIR (which that user can enter).
@@ -99,6 +113,10 @@ set_dir() {
         runuser -u "$PG_USER" -- test -w "$DIR" -a -x "$DIR" ||
             die "user $PG_USER cannot reach $DIR (a parent directory is not searchable by others); use a directory under /tmp"
     fi
+    # Every user may reach DIR/ca.crt (DIR stays unlistable to them; the socket is 0700).
+    if [ "$create" = yes ]; then
+        chmod a+x "$DIR" 2>/dev/null || true
+    fi
 }
 
 is_running() {
@@ -126,6 +144,76 @@ url_for() {
     echo "postgres://$NAME:$NAME@127.0.0.1:$1/$NAME"
 }
 
+# Makes the throwaway CA and the server's certificate in DIR, unless a start made them before.
+make_certs() {
+    if [ -s "$DIR/ca.crt" ] && [ -s "$DIR/ca.key" ] && [ -s "$DIR/server.crt" ] && [ -s "$DIR/server.key" ]; then
+        return 0
+    fi
+    command -v openssl >/dev/null 2>&1 || die "openssl is missing (the server's certificates are made with it); run: scripts/postgres.sh install"
+    local staging
+    staging=$(mktemp -d "$DIR/tls.XXXXXX")
+    # Made in a staging directory and moved in place at the end: an interrupted start leaves
+    # no half-made set behind (a set missing a file is made anew).
+    # (set -e does not hold in the subshell of an `if`: each step is chained to the next.)
+    if ! (
+        umask 077 &&
+        cd "$staging" &&
+        cat >openssl.cnf <<'EOF' &&
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = localhost
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+EOF
+        openssl req -config openssl.cnf -x509 -new -newkey rsa:2048 -nodes -sha256 -days 3650 \
+            -subj "/CN=Sluice test CA $(basename "$DIR")" -extensions ca -keyout ca.key -out ca.crt &&
+        openssl req -config openssl.cnf -new -newkey rsa:2048 -nodes -sha256 \
+            -subj /CN=localhost -keyout server.key -out server.csr &&
+        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial "0x$(openssl rand -hex 16)" \
+            -sha256 -days 3650 -extfile openssl.cnf -extensions server -out server.crt
+    ) >"$DIR/openssl.log" 2>&1; then
+        cat "$DIR/openssl.log" >&2
+        rm -rf -- "$staging"
+        die "openssl could not make the server's certificates"
+    fi
+    chmod 0644 "$staging/ca.crt" "$staging/server.crt"
+    chmod 0600 "$staging/ca.key" "$staging/server.key"
+    # PostgreSQL takes a key only if it is the server user's (or root's) and no one else's.
+    if is_root; then
+        chown "$PG_USER:" "$staging/ca.key" "$staging/server.key" "$staging/ca.crt" "$staging/server.crt"
+    fi
+    local file
+    for file in ca.key ca.crt server.key server.crt; do
+        mv -f -- "$staging/$file" "$DIR/$file"
+    done
+    rm -rf -- "$staging" "$DIR/openssl.log"
+}
+
+# Turns TLS on in the postgresql.conf $1 with DIR's certificate, unless it names one already.
+ensure_ssl_conf() {
+    local conf=$1
+    grep -Eq '^[[:space:]]*ssl_cert_file[[:space:]]*=' "$conf" && return 0
+    as_owner tee -a "$conf" >/dev/null <<EOF
+
+# scripts/postgres.sh: TLS with the certificate of a throwaway CA (DIR/ca.crt); plain
+# connections are accepted too.
+ssl = on
+ssl_cert_file = '$DIR/server.crt'
+ssl_key_file = '$DIR/server.key'
+EOF
+}
+
 init_cluster() {
     local staging=$DIR/data.initdb
     # initdb into a staging directory, renamed when configured: an interrupted first start
@@ -146,6 +234,7 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 EOF
+    ensure_ssl_conf "$staging/postgresql.conf"
     as_owner mv -- "$staging" "$DATA"
 }
 
@@ -165,7 +254,7 @@ launch() {
             fi
         done
         as_owner "$PG_BIN/pg_ctl" start -D "$DATA" -l "$LOG" -w -t "$START_TIMEOUT" -s \
-            -o "-p $port -k '$DIR'" 2>&1
+            -o "-p $port -k '$DIR' -c unix_socket_permissions=0700" 2>&1
     ) || status=$?
     if [ "$status" -eq 0 ]; then
         # Ready by its pid file; now wait until it accepts connections over TCP, the way clients connect.
@@ -231,7 +320,9 @@ cmd_start() {
             die "the cluster in $DIR is already running, on port $running_port, not $port"
         port=$running_port
     else
+        make_certs
         [ -d "$DATA" ] || init_cluster
+        ensure_ssl_conf "$DATA/postgresql.conf"
         if [ -z "$port" ] && [ -s "$DIR/port" ]; then
             port=$(<"$DIR/port")
         fi

@@ -3,19 +3,40 @@
 # the job service's tests again on the cluster's store. PostgreSQL 15 (Debian's) is
 # installed if missing and run for the tests in a temporary directory on 127.0.0.1, as a
 # user that is not root, and stopped at the end; where it cannot be installed, the tests
-# that need it say so and are skipped.
+# that need it say so and are skipped. Its server also takes TLS, with a throwaway CA
+# (SLUICE_TEST_POSTGRES_CA). Squid (Debian's, with Debian's access rules) is installed and
+# run the same way for the forward-proxy tests (SLUICE_TEST_SQUID, its request log in
+# SLUICE_TEST_SQUID_LOG).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-build-deps.sh
 swift build --build-tests
 postgres_dir=""
+squid_dir=""
+stop_services() {
+    if [ -n "$postgres_dir" ]; then
+        scripts/postgres.sh stop "$postgres_dir" >/dev/null 2>&1 || true
+        rm -rf "$postgres_dir"
+    fi
+    if [ -n "$squid_dir" ]; then
+        scripts/squid.sh stop "$squid_dir" >/dev/null 2>&1 || true
+        rm -rf "$squid_dir"
+    fi
+}
+trap stop_services EXIT
 if scripts/postgres.sh install; then
     postgres_dir=$(mktemp -d /tmp/sluice-pg-XXXXXX)
-    trap 'scripts/postgres.sh stop "$postgres_dir" >/dev/null 2>&1 || true; rm -rf "$postgres_dir"' EXIT
     SLUICE_TEST_POSTGRES=$(scripts/postgres.sh start "$postgres_dir")
-    export SLUICE_TEST_POSTGRES SLUICE_TEST_POSTGRES_DIR="$postgres_dir"
+    export SLUICE_TEST_POSTGRES SLUICE_TEST_POSTGRES_DIR="$postgres_dir" SLUICE_TEST_POSTGRES_CA="$postgres_dir/ca.crt"
 else
     echo "test.sh: PostgreSQL 15 cannot be installed here: the cluster's tests are skipped" >&2
+fi
+if scripts/squid.sh install; then
+    squid_dir=$(mktemp -d /tmp/sluice-squid-XXXXXX)
+    SLUICE_TEST_SQUID=$(scripts/squid.sh start "$squid_dir")
+    export SLUICE_TEST_SQUID SLUICE_TEST_SQUID_LOG="$squid_dir/access.log"
+else
+    echo "test.sh: Squid cannot be installed here: the tests through a forward proxy are skipped" >&2
 fi
 swift test --skip-build
 if [ -n "$postgres_dir" ]; then
