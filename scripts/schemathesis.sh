@@ -96,7 +96,8 @@ trap 'exit 143' TERM
 mkdir -p "$work/data/documents/isos"
 head -c 65536 /dev/urandom >"$work/data/documents/isos/file.iso"
 
-"$binary" serve --host 127.0.0.1 --port 0 --data "$work/data" --token "$token" >"$work/service.log" 2>&1 &
+# `--allow-insecure-tls`: a job's `"insecure": true` is valid input to this service.
+"$binary" serve --host 127.0.0.1 --port 0 --data "$work/data" --token "$token" --allow-insecure-tls >"$work/service.log" 2>&1 &
 server_pid=$!
 base=
 for _ in $(seq 100); do

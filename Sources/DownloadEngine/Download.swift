@@ -263,7 +263,7 @@ public final class Download: Sendable {
     func execute(_ request: HTTPClientRequest) async throws -> Fetcher.Fetched {
         try await client.execute(
             request, credentialsOrigin: url, deadline: .now() + .seconds(Int64(options.stallTimeout) + 10), logger: logger,
-            proxy: options.proxy
+            proxy: options.proxy, insecure: options.insecure
         )
     }
 }

@@ -40,6 +40,8 @@ public struct DownloadOptions: Sendable {
     public var continuePartial: Bool = false
     /// This download's own proxy, instead of the one the fetcher's settings choose.
     public var proxy: EndpointURL? = nil
+    /// Skip certificate verification (`-k`, a job's `insecure` where the service allows it).
+    public var insecure: Bool = false
     /// Connections to one host shared with other downloads; nil for no cap but `connections`.
     public var hostConnections: HostConnections? = nil
 

@@ -8,6 +8,7 @@ public import SluiceCore
 import SluiceSystem
 import Synchronization
 import NIOHTTP1
+import X509
 
 /// Every request a download makes goes through here, so that two rules hold for each of
 /// them — the probe, every segment, every redirect hop (CONTRACT §6):
@@ -37,19 +38,24 @@ public final class Fetcher: Sendable {
 
     public let policy: TargetPolicy
     public let proxies: ProxySettings
+    public let trust: TLSTrust
     private let metrics: any MetricsFactory
     private let configuration: HTTPClient.Configuration
     private let shared: HTTPClient
+    /// The same without certificate verification, for downloads that asked for it.
+    private let sharedInsecure: HTTPClient
     private let pinned = Mutex<PinnedClients>(PinnedClients())
+    private let forwardProxy: ForwardProxyClient
 
     /// HTTP/1 only (parallel ranges over HTTP/2 would share one connection), up to
-    /// `connectionsPerHost` connections per host, and a read timeout that turns a stalled
-    /// connection into an error.
+    /// `connectionsPerHost` connections per host, a read timeout that turns a stalled
+    /// connection into an error, and TLS that trusts what `trust` says.
     public init(
         policy: TargetPolicy = .allowAll, stallTimeout: Double = 30, connectionsPerHost: Int = 16, proxies: ProxySettings = .none,
-        metrics: any MetricsFactory = MetricsSystem.factory
+        trust: TLSTrust = .system, metrics: any MetricsFactory = MetricsSystem.factory
     ) {
         var configuration = HTTPClient.Configuration(
+            tlsConfiguration: trust.clientConfiguration(),
             redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: .milliseconds(Int64(stallTimeout * 1000))),
             connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost),
@@ -62,16 +68,29 @@ public final class Fetcher: Sendable {
         configuration.connectionPool.retryConnectionEstablishment = false
         self.policy = policy
         self.proxies = proxies
+        self.trust = trust
         self.metrics = metrics
         self.configuration = configuration
         self.shared = HTTPClient(eventLoopGroup: DataPlane.eventLoopGroup, configuration: configuration)
+        self.sharedInsecure = HTTPClient(
+            eventLoopGroup: DataPlane.eventLoopGroup, configuration: Self.insecure(configuration, trust: trust)
+        )
+        self.forwardProxy = ForwardProxyClient(
+            group: DataPlane.eventLoopGroup, readTimeout: .milliseconds(Int64(stallTimeout * 1000))
+        )
+    }
+
+    private static func insecure(_ configuration: HTTPClient.Configuration, trust: TLSTrust) -> HTTPClient.Configuration {
+        var insecure = configuration
+        insecure.tlsConfiguration = trust.clientConfiguration(insecure: true)
+        return insecure
     }
 
     /// Sends `request`, following redirects. `credentialsOrigin` is the job's URL: the
     /// origin its credentials may go to.
     public func execute(
         _ request: HTTPClientRequest, credentialsOrigin: String, deadline: NIODeadline, logger: Logger,
-        proxy jobProxy: EndpointURL? = nil
+        proxy jobProxy: EndpointURL? = nil, insecure: Bool = false
     ) async throws -> Fetched {
         let home = URLOrigin(credentialsOrigin)
         var current = request
@@ -97,7 +116,9 @@ public final class Fetcher: Sendable {
                 components.host = origin.host
                 if let lowered = components.url?.absoluteString { current.url = lowered }
             }
-            let response = try await send(current, to: origin, jobProxy: jobProxy, deadline: deadline, logger: logger)
+            let response = try await send(
+                current, body: nil, to: origin, jobProxy: jobProxy, insecure: insecure, deadline: deadline, logger: logger
+            )
             guard [301, 302, 303, 307, 308].contains(response.status.code),
                 let location = response.headers.first(name: "Location")
             else {
@@ -114,11 +135,14 @@ public final class Fetcher: Sendable {
         }
     }
 
-    /// Sends `request` once, following no redirect: a webhook call. Its target is checked
-    /// like a download's, and it goes through the service's proxy as its URL decides.
-    public func sendOnce(_ request: HTTPClientRequest, deadline: NIODeadline, logger: Logger) async throws -> HTTPClientResponse {
+    /// Sends `request` with `body` once, following no redirect: a webhook call. Its target
+    /// is checked like a download's, and it goes through the service's proxy as its URL
+    /// decides.
+    public func sendOnce(
+        _ request: HTTPClientRequest, body: ByteBuffer?, deadline: NIODeadline, logger: Logger
+    ) async throws -> HTTPClientResponse {
         guard let origin = URLOrigin(request.url) else { throw SluiceError(.invalidURL, "the URL cannot be fetched") }
-        return try await send(request, to: origin, jobProxy: nil, deadline: deadline, logger: logger)
+        return try await send(request, body: body, to: origin, jobProxy: nil, insecure: false, deadline: deadline, logger: logger)
     }
 
     /// The refusal for a proxy a job names when its address is a literal the policy refuses.
@@ -140,54 +164,132 @@ public final class Fetcher: Sendable {
         let clients = pinned.withLock { $0.removeAll() }
         for client in clients { try? await client.shutdown() }
         try await shared.shutdown()
+        try await sharedInsecure.shutdown()
     }
 
     // MARK: Targets
 
     /// One request to `origin`, direct or through the proxy chosen for it.
     private func send(
-        _ request: HTTPClientRequest, to origin: URLOrigin, jobProxy: EndpointURL?, deadline: NIODeadline, logger: Logger
+        _ request: HTTPClientRequest, body: ByteBuffer?, to origin: URLOrigin, jobProxy: EndpointURL?, insecure: Bool,
+        deadline: NIODeadline, logger: Logger
     ) async throws -> HTTPClientResponse {
+        var request = request
+        if let body { request.body = .bytes(body) }
         guard let proxy = proxies.proxy(scheme: origin.scheme, host: origin.host, jobProxy: jobProxy) else {
-            return try await client(for: origin.host).execute(request, deadline: deadline, logger: logger)
+            let (client, address) = try await client(for: origin.host, insecure: insecure)
+            do {
+                return try await client.execute(request, deadline: deadline, logger: logger)
+            } catch where TLSFailure.isHandshakeFailure(error) {
+                throw await Self.tlsFailure(error, origin: origin, address: address ?? origin.host)
+            }
         }
         if let refusal = literalRefusal(host: origin.host) { throw refusal }
-        let client = try await client(through: proxy, checked: proxy == jobProxy)
+        let address = try await proxyAddress(proxy, checked: proxy == jobProxy)
         do {
-            return try await client.execute(request, deadline: deadline, logger: logger)
+            if origin.scheme == "http", proxy.scheme == "http" {
+                // In absolute form, as curl sends it: standard proxies allow CONNECT only to 443.
+                let response = try await forwardProxy.execute(
+                    request, body: body, host: address, port: proxy.port, authorization: proxy.basicAuthorization, deadline: deadline
+                )
+                if response.status == .proxyAuthenticationRequired {
+                    throw SluiceError(.network, "the proxy \(proxy.redacted) refused the credentials (407 Proxy Authentication Required)")
+                }
+                if let refusal = Self.proxyRefusal(response, proxy: proxy) { throw refusal }
+                return response
+            }
+            return try await client(through: proxy, address: address, insecure: insecure).execute(request, deadline: deadline, logger: logger)
         } catch let error as HTTPClientError where error == .readTimeout {
             throw error
-        } catch where !(error is CancellationError) && !Task.isCancelled {
+        } catch where TLSFailure.isHandshakeFailure(error) {
+            // The handshake is with the origin, through the tunnel: the proxy did its part.
+            throw await Self.tlsFailure(error, origin: origin, address: nil)
+        } catch where !(error is CancellationError) && !Task.isCancelled && !(error is SluiceError) {
             Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxy.authority)], factory: metrics).increment()
-            throw Self.proxyFailure(error, proxy: proxy)
+            throw await proxyFailure(error, proxy: proxy, address: address, target: origin)
+        } catch let error as SluiceError {
+            Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxy.authority)], factory: metrics).increment()
+            throw error
         }
     }
 
+    /// The `tls` failure for a handshake with `origin` that failed: what was wrong with the
+    /// certificate, read from it over one more handshake to `address` (nil through a proxy,
+    /// where it is not read again), or why the protocol failed.
+    static func tlsFailure(_ error: any Error, origin: URLOrigin, address: String?) async -> SluiceError {
+        let shown = origin.port == 443 ? origin.host : "\(origin.host):\(origin.port)"
+        guard TLSFailure.isCertificateFailure(error) else {
+            return SluiceError(.tls, TLSFailure.protocolMessage(error, host: shown), cause: error)
+        }
+        let leaf = if let address { await TLSDiagnosis.leafCertificate(host: origin.host, connectTo: address, port: origin.port) } else { nil as Certificate? }
+        return SluiceError(.tls, TLSFailure.certificateMessage(leaf: leaf, host: origin.host), cause: error)
+    }
+
     /// What a failure through `proxy` tells the user: the proxy, redacted, and why. A proxy
-    /// that wants other credentials is final; a refusal or a drop is retried.
-    static func proxyFailure(_ error: any Error, proxy: EndpointURL) -> any Error {
+    /// that refuses (a 4xx to `CONNECT`: 403 by its rules, 407 for credentials) is final,
+    /// with its status; a 5xx or a drop is retried.
+    func proxyFailure(_ error: any Error, proxy: EndpointURL, address: String, target: URLOrigin) async -> any Error {
         let name = proxy.redacted
         if let error = error as? HTTPClientError, error == .proxyAuthenticationRequired {
             return SluiceError(.network, "the proxy \(name) refused the credentials (407 Proxy Authentication Required)", cause: error)
         }
-        return TransientFailure(error: SluiceError(.network, "the proxy \(name) failed: \(error)", cause: error))
+        if let error = error as? HTTPClientError, error == .invalidProxyResponse, proxy.scheme == "http",
+            let status = await ProxyRefusal.connectStatus(
+                proxyHost: address, proxyPort: proxy.port, target: target, authorization: proxy.basicAuthorization
+            ), status.code != 200
+        {
+            let message = "the proxy \(name) refused the connection to \(target.host):\(target.port): \(status.code) \(status.reasonPhrase)"
+            if (400..<500).contains(status.code) { return SluiceError(.network, message, cause: error) }
+            return TransientFailure(error: SluiceError(.network, message, cause: error))
+        }
+        return TransientFailure(error: SluiceError(.network, "the proxy \(name) failed: \(Self.describe(error))", cause: error))
     }
 
-    /// The client for connections through `proxy`. A job's own proxy (`checked`) is a
-    /// target: its address must be allowed, and a name is resolved here and pinned.
-    private func client(through proxy: EndpointURL, checked: Bool) async throws -> HTTPClient {
-        var address = proxy.host
-        if checked, !policy.allowsPrivateNetworks {
-            if let literal = IPAddress(host: proxy.host) {
-                guard policy.allows(literal) else { throw TargetPolicy.refusal(host: proxy.host) }
-            } else {
-                guard let allowed = try await Self.resolve(proxy.host).first(where: policy.allows) else {
-                    throw TargetPolicy.refusal(host: proxy.host)
-                }
-                address = allowed.description
+    /// An answer the proxy made itself, not the origin's, as it says so (RFC 9209's
+    /// `Proxy-Status` with an error, or Squid's `X-Squid-Error`): a 4xx is its rules
+    /// refusing (final), a 5xx its failing to reach the origin (retried).
+    static func proxyRefusal(_ response: HTTPClientResponse, proxy: EndpointURL) -> (any Error)? {
+        let status = response.status
+        guard status.code >= 400,
+            response.headers["Proxy-Status"].contains(where: { $0.contains("error=") }) || response.headers.contains(name: "X-Squid-Error")
+        else { return nil }
+        let message = "the proxy \(proxy.redacted) refused the request: \(status.code) \(status.reasonPhrase)"
+        if status.code < 500 { return SluiceError(.network, message) }
+        return TransientFailure(error: SluiceError(.network, message))
+    }
+
+    /// A short description of a transport error for people: no library internals.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout: return "the connection timed out"
+            case .remoteConnectionClosed: return "the connection was closed"
+            case .invalidProxyResponse: return "it did not accept the tunnel"
+            default: break
             }
         }
-        var configuration = configuration
+        if let error = error as? IOError { return "\(error.description)" }
+        if error is ChannelError { return "the connection failed" }
+        return "\(error)"
+    }
+
+    /// The address to connect to `proxy` at. A job's own proxy (`checked`) is a target: its
+    /// address must be allowed, and a name is resolved here and pinned.
+    private func proxyAddress(_ proxy: EndpointURL, checked: Bool) async throws -> String {
+        guard checked, !policy.allowsPrivateNetworks else { return proxy.host }
+        if let literal = IPAddress(host: proxy.host) {
+            guard policy.allows(literal) else { throw TargetPolicy.refusal(host: proxy.host) }
+            return proxy.host
+        }
+        guard let allowed = try await Self.resolve(proxy.host).first(where: policy.allows) else {
+            throw TargetPolicy.refusal(host: proxy.host)
+        }
+        return allowed.description
+    }
+
+    /// The client for connections through `proxy` at `address`.
+    private func client(through proxy: EndpointURL, address: String, insecure: Bool) -> HTTPClient {
+        var configuration = insecure ? Self.insecure(configuration, trust: trust) : configuration
         switch proxy.scheme {
         case "socks5":
             configuration.proxy = .socksServer(host: address, port: proxy.port)
@@ -196,7 +298,7 @@ public final class Fetcher: Sendable {
             configuration.proxy = .server(host: address, port: proxy.port, authorization: authorization)
         }
         let (client, evicted) = pinned.withLock { cache in
-            cache.client(host: "proxy " + proxy.text, address: address) {
+            cache.client(host: (insecure ? "insecure proxy " : "proxy ") + proxy.text, address: address) {
                 HTTPClient(eventLoopGroup: DataPlane.eventLoopGroup, configuration: configuration)
             }
         }
@@ -204,20 +306,22 @@ public final class Fetcher: Sendable {
         return client
     }
 
-    /// The client to reach `host` with, once its address is allowed.
-    private func client(for host: String) async throws -> HTTPClient {
-        if policy.allowsPrivateNetworks { return shared }
+    /// The client to reach `host` with, once its address is allowed, and the address it is
+    /// pinned to (nil: the host as written, a literal or a name the policy lets resolve).
+    private func client(for host: String, insecure: Bool) async throws -> (HTTPClient, String?) {
+        let unpinned = insecure ? sharedInsecure : shared
+        if policy.allowsPrivateNetworks { return (unpinned, nil) }
         if let literal = IPAddress(host: host) {
             guard policy.allows(literal) else { throw TargetPolicy.refusal(host: host) }
-            return shared
+            return (unpinned, nil)
         }
         let addresses = try await Self.resolve(host)
         guard let address = addresses.first(where: policy.allows) else {
             throw TargetPolicy.refusal(host: host)
         }
-        let configuration = configuration
+        let configuration = insecure ? Self.insecure(configuration, trust: trust) : configuration
         let (client, evicted) = pinned.withLock { cache in
-            cache.client(host: host, address: address.description) {
+            cache.client(host: (insecure ? "insecure " : "") + host, address: address.description) {
                 var pinnedConfiguration = configuration
                 pinnedConfiguration.dnsOverride = [host: address.description]
                 return HTTPClient(eventLoopGroup: DataPlane.eventLoopGroup, configuration: pinnedConfiguration)
@@ -227,7 +331,7 @@ public final class Fetcher: Sendable {
             // Its idle connections go; a request still using it fails once and is retried.
             Task { try? await evicted.shutdown() }
         }
-        return client
+        return (client, address.description)
     }
 
     /// The addresses `host` resolves to, by the system resolver, off the cooperative pool.

@@ -39,6 +39,7 @@ extension JobScheduler {
                 options.clock = configuration.clock
                 options.proxy = job.proxy.flatMap { try? EndpointURL.proxy($0, field: "proxy") }
                 options.hostConnections = configuration.hostConnections
+                options.insecure = job.insecure
                 return options
             }(),
             client: client, checkpoints: checkpointStore(id: id, lease: lease),

@@ -27,6 +27,8 @@ public actor JobScheduler {
         public var hostConnections: HostConnections?
         /// This node's name (`--node-name`): the owner of its leases in a cluster.
         public var nodeName: String = ProcessInfo.processInfo.hostName
+        /// Whether a job may skip certificate verification (`--allow-insecure-tls`).
+        public var allowInsecureTLS = false
 
         public init(
             cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
@@ -207,6 +209,11 @@ public actor JobScheduler {
         // A literal address is refused before anything is stored; a name is checked on
         // every connection, when it is resolved.
         if let refusal = client.literalRefusal(for: request.url) { throw refusal }
+        if request.insecure, !configuration.allowInsecureTLS {
+            throw SluiceError(
+                .invalidField, "insecure is allowed only when the service runs with --allow-insecure-tls", field: "insecure"
+            )
+        }
         try checkEndpoints(notify: request.notify, proxy: request.proxy)
         if let unknown = JobDependencies.unknown(in: request.after, exists: { jobs[$0] != nil }) {
             throw SluiceError(.invalidField, "after names no job \(unknown)", field: "after")
@@ -222,6 +229,7 @@ public actor JobScheduler {
         job.limitRate = request.limitRate
         job.notify = request.notify
         job.proxy = request.proxy
+        job.insecure = request.insecure
         job.waitingFor = notCompleted(request.after)
         try repository.insert(job, idempotencyKey: idempotencyKey)
         jobs[job.id] = job

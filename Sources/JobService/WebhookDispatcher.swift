@@ -140,8 +140,9 @@ public final class WebhookDispatcher: Sendable {
             var request = HTTPClientRequest(url: delivery.url)
             request.method = .POST
             for (name, value) in headers(for: delivery) { request.headers.add(name: name, value: value) }
-            request.body = .bytes(ByteBuffer(string: delivery.body))
-            let response = try await client.sendOnce(request, deadline: .now() + TimeAmount(configuration.timeout), logger: logger)
+            let response = try await client.sendOnce(
+                request, body: ByteBuffer(string: delivery.body), deadline: .now() + TimeAmount(configuration.timeout), logger: logger
+            )
             status = Int(response.status.code)
             // The answer's body is read (up to 64 KiB) so the connection can be reused, then dropped.
             var read = 0

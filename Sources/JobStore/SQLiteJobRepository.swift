@@ -112,6 +112,9 @@ public final class SQLiteJobRepository: JobRepository {
                     """
             )
         }
+        migrator.registerMigration("v5: insecure TLS per job") { db in
+            try db.execute(sql: "ALTER TABLE job ADD COLUMN insecure BOOLEAN NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 
@@ -138,10 +141,10 @@ public final class SQLiteJobRepository: JobRepository {
                 sql: """
                     INSERT INTO job (id, sequence, url, state, filename, requestedFilename, bytesTotal, bytesDone,
                         connections, resumable, expectedSHA256, sha256, path, errorCode, errorMessage, priority,
-                        headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate, notify, proxy)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate, notify, proxy, insecure)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [job.id, sequence] + Self.columns(job)
+                arguments: [job.id, sequence] + Self.columns(job) + [job.insecure]
             )
         }
     }
@@ -307,6 +310,7 @@ public final class SQLiteJobRepository: JobRepository {
         job.limitRate = row["limitRate"]
         job.notify = row["notify"]
         job.proxy = row["proxy"]
+        job.insecure = row["insecure"] ?? false
         return job
     }
 

@@ -17,6 +17,7 @@ import SluiceCore
 /// `timeout` instead of hanging the node.
 final class PostgresConnections: Sendable {
     let location: PostgresLocation
+    let tls: PostgresConnection.Configuration.TLS
     let group: MultiThreadedEventLoopGroup
     let logger: Logger
     let timeout: TimeAmount
@@ -27,8 +28,12 @@ final class PostgresConnections: Sendable {
     /// Connections closed for a timeout: never given back to the idle list.
     private let discarded = NIOLockedValueBox<Set<ObjectIdentifier>>([])
 
-    init(location: PostgresLocation, size: Int = 4, timeout: TimeAmount = .seconds(10), logger: Logger) {
+    init(
+        location: PostgresLocation, tls: PostgresConnection.Configuration.TLS, size: Int = 4, timeout: TimeAmount = .seconds(10),
+        logger: Logger
+    ) {
         self.location = location
+        self.tls = tls
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.logger = logger
         self.timeout = timeout
@@ -38,7 +43,7 @@ final class PostgresConnections: Sendable {
     var configuration: PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
-            database: location.database, tls: .disable
+            database: location.database, tls: tls
         )
         configuration.options.connectTimeout = .seconds(5)
         return configuration

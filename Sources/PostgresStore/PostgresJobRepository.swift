@@ -1,6 +1,7 @@
 public import Foundation
 public import JobService
 public import Logging
+public import DownloadEngine
 import NIOCore
 import PostgresNIO
 public import SluiceCore
@@ -21,13 +22,14 @@ public final class PostgresJobRepository: ClusterStore {
     /// Connects, applies migrations, and records this node alive.
     public init(
         location: PostgresLocation, nodeName: String, leaseDuration: Duration = .seconds(15),
-        timeout: Duration = .seconds(10), logger: Logger
+        timeout: Duration = .seconds(10), trust: TLSTrust = .system, logger: Logger
     ) throws {
         self.nodeName = nodeName
         self.leaseDuration = leaseDuration
         self.logger = logger
         connections = PostgresConnections(
-            location: location, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))), logger: logger
+            location: location, tls: try PostgresTLS.configuration(for: location, trust: trust),
+            timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))), logger: logger
         )
         listener = PostgresListener(connections: connections, channel: PostgresSchema.channel, logger: logger)
         do {
@@ -74,12 +76,12 @@ public final class PostgresJobRepository: ClusterStore {
                 """
                 INSERT INTO job (id, url, state, filename, requested_filename, bytes_total, bytes_done, connections,
                     resumable, expected_sha256, sha256, path, error_code, error_message, priority, headers, created_at,
-                    updated_at, completed_at, retry_at, dependencies, limit_rate, notify, proxy)
+                    updated_at, completed_at, retry_at, dependencies, limit_rate, notify, proxy, insecure)
                 VALUES (\(job.id), \(job.url), \(job.state.rawValue), \(job.filename), \(job.requestedFilename),
                     \(job.bytesTotal), \(job.bytesDone), \(job.connections), \(job.resumable), \(job.expectedSHA256),
                     \(job.sha256), \(job.path), \(job.error?.code), \(job.error?.message), \(job.priority), \(c.headers),
                     \(job.createdAt.timeIntervalSince1970), \(job.updatedAt.timeIntervalSince1970), \(c.completedAt),
-                    \(c.retryAt), \(c.dependencies), \(job.limitRate), \(job.notify), \(job.proxy))
+                    \(c.retryAt), \(c.dependencies), \(job.limitRate), \(job.notify), \(job.proxy), \(job.insecure))
                 """, on: connection
             )
             _ = try connections.run("SELECT pg_notify(\(PostgresSchema.channel), \(job.id))", on: connection)
@@ -262,7 +264,7 @@ public final class PostgresJobRepository: ClusterStore {
     static let jobColumns = """
         id, url, state, filename, requested_filename, bytes_total, bytes_done, speed, eta, connections, resumable,
         expected_sha256, sha256, path, error_code, error_message, priority, headers, created_at, updated_at,
-        completed_at, retry_at, dependencies, limit_rate, notify, proxy, owner, epoch, last_owner
+        completed_at, retry_at, dependencies, limit_rate, notify, proxy, insecure, owner, epoch, last_owner
         """
 
     /// The same, as `job.column` (for a statement that joins another table with an `id`).
@@ -322,6 +324,7 @@ public final class PostgresJobRepository: ClusterStore {
         job.limitRate = try r["limit_rate"].decode(Int64?.self)
         job.notify = try r["notify"].decode(String?.self)
         job.proxy = try r["proxy"].decode(String?.self)
+        job.insecure = try r["insecure"].decode(Bool.self)
         let owner = try r["owner"].decode(String?.self)
         job.node = job.state == .running ? owner : nil
         return (job, owner, try r["epoch"].decode(Int64.self), try r["last_owner"].decode(String?.self))

@@ -109,6 +109,9 @@ enum PostgresSchema {
             "CREATE INDEX webhook_delivery_job ON webhook_delivery (job_id, created_at)",
             "CREATE INDEX webhook_delivery_pending ON webhook_delivery (state, next_attempt_at)",
         ]),
+        Migration(version: 2, name: "insecure TLS per job", statements: [
+            "ALTER TABLE job ADD COLUMN insecure boolean NOT NULL DEFAULT false",
+        ]),
     ]
 
     /// Applies what is missing; returns the versions applied.

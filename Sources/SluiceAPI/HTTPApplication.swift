@@ -1,6 +1,7 @@
 import Foundation
 public import Hummingbird
 import HummingbirdCore
+import HummingbirdHTTP2
 public import JobService
 public import Logging
 public import Prometheus
@@ -18,27 +19,44 @@ public typealias SluiceRequestContext = BasicRequestContext
 /// The HTTP server of the service: its connection limits and deadlines and the origin's
 /// event-loop fast path ahead of `routes`. `onListening` receives the URL once the socket
 /// is bound.
+/// With `certificate`, every route is served over TLS (HTTP/2 or HTTP/1.1 by ALPN) and the
+/// URL is `https://`; the origin's `sendfile` fast path is for plain connections only.
 public func buildApplication(
     configuration: ServiceConfiguration, routes: RouterResponder<SluiceRequestContext>, origin: RangeOrigin,
-    metrics: PrometheusMetricsFactory, logger: Logger, onListening: @escaping @Sendable (String) async -> Void = { _ in }
+    metrics: PrometheusMetricsFactory, logger: Logger, certificate: ServerCertificate? = nil,
+    onListening: @escaping @Sendable (String) async -> Void = { _ in }
 ) throws -> some Service {
     let admission = OriginAdmission(allowedHosts: configuration.hostCheck, token: try configuration.tokenDigest())
     let host = configuration.host
-    return Application(
-        responder: routes,
-        server: .http1(
+    let deadlines = { @Sendable in
+        ConnectionDeadlineHandler(headTimeout: .init(configuration.requestHeadTimeout), idleTimeout: .init(configuration.idleTimeout))
+    }
+    let server: HTTPServerBuilder
+    if let certificate {
+        server = HTTPServerBuilder { responder in
+            TLSHTTPChannel(
+                certificate: certificate, handshakeTimeout: .init(configuration.requestHeadTimeout),
+                http1: .init(additionalChannelHandlers: [deadlines()]),
+                http2: .init(idleTimeout: configuration.idleTimeout), responder: responder
+            )
+        }
+    } else {
+        server = .http1(
             configuration: .init(
                 additionalChannelHandlers: [
-                    ConnectionDeadlineHandler(
-                        headTimeout: .init(configuration.requestHeadTimeout), idleTimeout: .init(configuration.idleTimeout)
-                    ),
+                    deadlines(),
                     origin.fileFastPath(
                         admits: admission.admits, extraHeaders: [.server: serverName],
                         answered: RequestTimers(factory: metrics).recorder(method: .get, route: "/files/**")
                     ),
                 ]
             )
-        ),
+        )
+    }
+    let scheme = certificate == nil ? "http" : "https"
+    return Application(
+        responder: routes,
+        server: server,
         configuration: .init(
             address: .hostname(host, port: configuration.port), serverName: serverName,
             availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)
@@ -46,7 +64,7 @@ public func buildApplication(
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             let shownHost = host.contains(":") ? "[\(host)]" : host
-            await onListening("http://\(shownHost):\(port)")
+            await onListening("\(scheme)://\(shownHost):\(port)")
         },
         logger: logger
     )

@@ -53,6 +53,14 @@ public struct ServiceConfiguration: Sendable {
     /// How long a node's claim on a job lasts without renewal (it renews it every fifth of
     /// that, and with each checkpoint); a node silent longer loses its jobs to the others.
     public var lease: Duration = .seconds(15)
+    /// The certificate chain and key the port is served with over TLS (`--tls-cert`,
+    /// `--tls-key`; PEM); nil for plain HTTP.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+    /// PEM certificates outgoing TLS trusts besides the system store (`--ca-file`).
+    public var caFile: String?
+    /// Whether a job may ask for `"insecure": true` (`--allow-insecure-tls`).
+    public var allowInsecureTLS = false
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./sluice-data",

@@ -40,6 +40,9 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let noSpace = Code(rawValue: "no_space")
         public static let fileTooLarge = Code(rawValue: "file_too_large")
         public static let network = Code(rawValue: "network")
+        /// A TLS handshake that failed: a certificate not trusted, expired or issued for
+        /// another name, or a protocol failure. Never retried.
+        public static let tls = Code(rawValue: "tls")
         public static let tooManyRedirects = Code(rawValue: "too_many_redirects")
         public static let invalidResponse = Code(rawValue: "invalid_response")
         public static let io = Code(rawValue: "io")

@@ -21,10 +21,11 @@ public struct SluiceService: Sendable {
     /// The job service the API talks to (the scheduler over the SQLite store).
     public let jobs: any JobService
     let downloads: DownloadService
+    let certificateReloader: CertificateReloader?
 
     /// The services in the order a `ServiceGroup` must run them: a graceful shutdown stops
     /// them in reverse, so downloads are checkpointed before the server drains its connections.
-    public var services: [any Service] { [application, downloads] }
+    public var services: [any Service] { [application, downloads] + (certificateReloader.map { [$0] } ?? []) }
 
     /// Stops every download after its checkpoint and closes the HTTP client, for a service
     /// whose `services` never ran (routes driven in-process).
@@ -65,9 +66,13 @@ public func buildService(
     }
     let registry = PrometheusCollectorRegistry()
     let metrics = PrometheusMetricsFactory(registry: registry)
+    let trust = try TLSTrust.make(caFile: configuration.caFile, environment: ProcessInfo.processInfo.environment)
+    let certificate = try configuration.tlsCertificate.map { path in
+        try ServerCertificate(certificatePath: path, keyPath: configuration.tlsKey ?? path)
+    }
     let client = Fetcher(
         policy: configuration.targetPolicy, stallTimeout: configuration.stallTimeout,
-        connectionsPerHost: configuration.maxConnectionsPerHost, proxies: configuration.proxies, metrics: metrics
+        connectionsPerHost: configuration.maxConnectionsPerHost, proxies: configuration.proxies, trust: trust, metrics: metrics
     )
     let hostConnections = HostConnections(limit: configuration.maxConnectionsPerHost) { host, count in
         Gauge(label: "sluice_host_connections", dimensions: [("host", host)], factory: metrics).record(count)
@@ -81,10 +86,11 @@ public func buildService(
     schedulerConfiguration.clock = configuration.clock
     schedulerConfiguration.hostConnections = hostConnections
     schedulerConfiguration.nodeName = configuration.nodeName
+    schedulerConfiguration.allowInsecureTLS = configuration.allowInsecureTLS
     let repository: any JobRepository
     if let store = configuration.store {
         repository = try PostgresJobRepository(
-            location: store, nodeName: configuration.nodeName, leaseDuration: configuration.lease, logger: logger
+            location: store, nodeName: configuration.nodeName, leaseDuration: configuration.lease, trust: trust, logger: logger
         )
         logger.info("node \(configuration.nodeName) of the cluster on \(store.redacted)")
     } else {
@@ -104,12 +110,26 @@ public func buildService(
     ).buildResponder()
     let application = try buildApplication(
         configuration: configuration, routes: routes, origin: origin, metrics: metrics, logger: logger,
-        onListening: onListening
+        certificate: certificate, onListening: onListening
     )
     return SluiceService(
         application: application, routes: routes, jobs: scheduler,
-        downloads: DownloadService(scheduler: scheduler, webhooks: webhooks, client: client, logger: logger)
+        downloads: DownloadService(scheduler: scheduler, webhooks: webhooks, client: client, logger: logger),
+        certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) }
     )
+}
+
+/// Reads the service's TLS certificate and key again on each SIGHUP (a renewal).
+struct CertificateReloader: Service {
+    let certificate: ServerCertificate
+    let logger: Logger
+
+    func run() async throws {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        for await _ in hangups.cancelOnGracefulShutdown() {
+            certificate.reload(logger: logger)
+        }
+    }
 }
 
 /// Starts the scheduler with the server and, on SIGTERM or SIGINT, stops every download

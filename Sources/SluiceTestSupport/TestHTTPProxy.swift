@@ -4,8 +4,8 @@ import NIOHTTP1
 import Synchronization
 
 /// An HTTP/1.1 forward proxy on 127.0.0.1 for tests of downloads through a proxy: it
-/// tunnels `CONNECT host:port` (what AsyncHTTPClient sends for http and https alike) and
-/// forwards absolute-form requests (`GET http://host:port/path`, one per connection), can
+/// tunnels `CONNECT host:port` (how https goes through it) and forwards absolute-form
+/// requests (`GET http://host:port/path`, one per connection, how http goes), can
 /// demand Basic credentials, refuse everything or drop tunnels, and records what it saw.
 public final class TestHTTPProxy: Sendable {
     public enum Mode: Sendable {
@@ -13,7 +13,8 @@ public final class TestHTTPProxy: Sendable {
         case normal
         /// Answers every request `403 Forbidden` and closes.
         case refuse
-        /// Answers CONNECT `200` and closes the connection at once.
+        /// Answers CONNECT `200` and closes the connection at once; closes an absolute-form
+        /// request's connection without an answer.
         case dropAfterConnect
     }
 
@@ -127,7 +128,8 @@ private final class HTTPProxyHandler: ChannelInboundHandler, RemovableChannelHan
         let authorization = head.headers.first(name: "proxy-authorization")
         log.entries.withLock { $0.append(.init(method: head.method.rawValue, target: head.uri, proxyAuthorization: authorization)) }
         if log.mode == .refuse {
-            return refuse("403 Forbidden", context: context)
+            // Said to come from the proxy itself, as RFC 9209 has a proxy say it.
+            return refuse("403 Forbidden", extra: "Proxy-Status: test-proxy; error=http_request_denied\r\n", context: context)
         }
         if let expected = log.expectedAuthorization, authorization != expected {
             return refuse("407 Proxy Authentication Required", extra: "Proxy-Authenticate: Basic realm=\"test\"\r\n", context: context)
@@ -138,6 +140,11 @@ private final class HTTPProxyHandler: ChannelInboundHandler, RemovableChannelHan
         } else {
             guard let url = URLComponents(string: head.uri), url.scheme == "http", let host = url.host, !host.isEmpty else {
                 return refuse("400 Bad Request", context: context)
+            }
+            if log.mode == .dropAfterConnect {
+                state = .done
+                context.close(promise: nil)
+                return
             }
             var forwarded = head
             forwarded.uri = (url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath)

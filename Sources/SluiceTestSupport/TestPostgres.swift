@@ -61,6 +61,15 @@ public enum TestPostgres {
 
     static let stopAtExit = Mutex<[String]>([])
 
+    /// The CA that issued the shared server's TLS certificate (`scripts/postgres.sh` makes
+    /// one with the cluster), or nil where the server has none.
+    public static var certificateAuthority: String? {
+        if let file = ProcessInfo.processInfo.environment["SLUICE_TEST_POSTGRES_CA"], !file.isEmpty { return file }
+        guard case .success(let server) = sharedServer() else { return nil }
+        let file = server.directory + "/ca.crt"
+        return FileManager.default.fileExists(atPath: file) ? file : nil
+    }
+
     /// A new, empty database on the shared server; returns its URL.
     public static func newDatabase() throws -> String {
         let name = "t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
@@ -117,7 +126,7 @@ public enum TestPostgres {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     }
 
-    private static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
+    static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

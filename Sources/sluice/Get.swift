@@ -12,8 +12,12 @@ struct Get: AsyncParsableCommand {
         discussion: """
             The file is written at its offsets as it arrives; FILE.sluice beside it holds the
             checkpoint until the file is whole. Ctrl-C stops cleanly; -c continues, also after
-            a crash. Exit codes: 0 whole and verified, 1 other failure, 3 network, 4 HTTP status,
-            5 checksum mismatch, 6 local file error (disk full included), 64 usage, 130 interrupted.
+            a crash. Proxies: --proxy, else https_proxy, http_proxy, all_proxy and no_proxy as
+            curl reads them. TLS trusts the system store, or SSL_CERT_FILE / SSL_CERT_DIR, plus
+            --cacert. Exit codes: 0 whole and verified, 1 other failure, 3 network (a proxy's
+            refusal included), 4 HTTP status, 5 checksum mismatch, 6 local file error (disk full
+            included), 60 TLS (a certificate not trusted, expired or for another name, or a
+            failed handshake), 64 usage, 130 interrupted.
             """
     )
 
@@ -41,6 +45,21 @@ struct Get: AsyncParsableCommand {
     @Option(help: "Seconds before the first retry; later ones double up to 60 (aria2's --retry-wait).")
     var retryWait: Double = 1
 
+    @Option(help: ArgumentHelp("PEM certificates to trust besides the system store (a private CA).", valueName: "file"))
+    var cacert: String?
+
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's certificate.")
+    var insecure = false
+
+    @Option(help: ArgumentHelp("A client certificate (PEM) for servers that ask for one.", valueName: "file"))
+    var cert: String?
+
+    @Option(help: ArgumentHelp("The client certificate's private key (PEM).", valueName: "file"))
+    var key: String?
+
+    @Option(help: ArgumentHelp("http://[user:pass@]host:port or socks5://host:port; else the *_proxy variables.", valueName: "url"))
+    var proxy: String?
+
     func validate() throws {
         guard (1...16).contains(connections) else { throw ValidationError("-x must be between 1 and 16") }
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
@@ -50,6 +69,20 @@ struct Get: AsyncParsableCommand {
         guard retryWait >= 0, retryWait <= 60 else { throw ValidationError("--retry-wait must be 0...60 seconds") }
         if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
             throw ValidationError("--sha256 must be 64 hexadecimal digits")
+        }
+        _ = try settings()
+    }
+
+    /// The proxies and the TLS trust this download uses; a bad value is a usage error.
+    private func settings() throws -> (ProxySettings, TLSTrust) {
+        let environment = ProcessInfo.processInfo.environment
+        do {
+            return (
+                try ProxySettings.from(flag: proxy, environment: environment),
+                try TLSTrust.make(caFile: cacert, clientCertificate: cert, clientKey: key, environment: environment, caField: "cacert")
+            )
+        } catch let error as SluiceError {
+            throw ValidationError(error.message)
         }
     }
 
@@ -67,7 +100,8 @@ struct Get: AsyncParsableCommand {
         } else {
             try await checkpoints.remove()
         }
-        let client = Fetcher(stallTimeout: 30, connectionsPerHost: connections)
+        let (proxies, trust) = try settings()
+        let client = Fetcher(stallTimeout: 30, connectionsPerHost: connections, proxies: proxies, trust: trust)
         var logger = Logger(label: "sluice.get")
         logger.logLevel = Environment.string("SLUICE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .warning
         let bar = ProgressReporter(enabled: !quiet)
@@ -79,6 +113,7 @@ struct Get: AsyncParsableCommand {
                     connections: connections, expectedSHA256: sha256, retry: RetryPolicy(base: retryWait, maximum: max(retryWait, 60))
                 )
                 options.continuePartial = continueDownload
+                options.insecure = insecure
                 return options
             }(),
             client: client, checkpoints: checkpoints, logger: logger
@@ -110,6 +145,9 @@ struct Get: AsyncParsableCommand {
             throw ExitCode(130)
         case .failure(let error as SluiceError):
             printError("sluice: \(error.code): \(error.message)")
+            if error.code == .tls, !insecure {
+                printError("sluice: to trust a private CA, give its certificate with --cacert FILE (or SSL_CERT_FILE); -k skips the check")
+            }
             throw ExitCode(Self.exitCode(for: error.code))
         case .failure(let error):
             printError("sluice: \(error)")
@@ -123,6 +161,7 @@ struct Get: AsyncParsableCommand {
         case .httpStatus: 4
         case .checksumMismatch: 5
         case .noSpace, .io: 6
+        case .tls: 60
         case .invalidURL, .unsupportedScheme: 64
         default: 1
         }

@@ -1,8 +1,10 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
+import DownloadEngine
 import NIOHTTP1
 import NIOCore
+import SluiceCore
 
 /// `sluice healthcheck`: exit 0 when the service answers `/healthz` (for container checks).
 struct Healthcheck: AsyncParsableCommand {
@@ -10,14 +12,33 @@ struct Healthcheck: AsyncParsableCommand {
         abstract: "Exit 0 when the service answers /healthz, 1 otherwise."
     )
 
-    @Option(help: "The service's base URL (default http://127.0.0.1:$SLUICE_PORT, port 8080).")
+    @Option(help: "The service's base URL (default http://127.0.0.1:$SLUICE_PORT, port 8080; https when SLUICE_TLS_CERT is set).")
     var url: String?
 
+    @Option(help: ArgumentHelp("PEM certificates to trust besides the system store, for an https URL.", valueName: "file"))
+    var cacert: String?
+
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the service's certificate.")
+    var insecure = false
+
     func run() async throws {
-        let base = url ?? "http://127.0.0.1:\(Environment.string("SLUICE_PORT") ?? "8080")"
+        let scheme = Environment.string("SLUICE_TLS_CERT") == nil ? "http" : "https"
+        let base = url ?? "\(scheme)://127.0.0.1:\(Environment.string("SLUICE_PORT") ?? "8080")"
         let target = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/healthz"
+        let trust: TLSTrust
         do {
-            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: target), timeout: .seconds(3))
+            trust = try TLSTrust.make(caFile: cacert, environment: ProcessInfo.processInfo.environment, caField: "cacert")
+        } catch let error as SluiceError {
+            throw ValidationError(error.message)
+        }
+        // The container's own check reaches its own address: its certificate names the
+        // public host, so without --cacert an https check of 127.0.0.1 skips verification.
+        var configuration = HTTPClient.Configuration()
+        configuration.tlsConfiguration = trust.clientConfiguration(insecure: insecure || (url == nil && cacert == nil))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        defer { _ = client.shutdown() }
+        do {
+            let response = try await client.execute(HTTPClientRequest(url: target), timeout: .seconds(3))
             guard response.status == .ok else {
                 printError("sluice healthcheck: \(target) answered \(response.status.code)")
                 throw ExitCode.failure

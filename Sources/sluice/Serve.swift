@@ -85,6 +85,18 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "How long a node's claim on a job lasts unrenewed, as 15s or 2m; a node silent longer loses its jobs to the others (env SLUICE_LEASE, default 15s).")
     var lease: String?
 
+    @Option(help: ArgumentHelp("Serve every route over TLS with this certificate chain (PEM, leaf first; env SLUICE_TLS_CERT). SIGHUP reads it again.", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The private key of --tls-cert (PEM; env SLUICE_TLS_KEY).", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(help: ArgumentHelp("PEM certificates downloads, webhooks and the store trust besides the system store, or SSL_CERT_FILE / SSL_CERT_DIR when set (env SLUICE_CA_FILE).", valueName: "file"))
+    var caFile: String?
+
+    @Flag(help: "Let a job set \"insecure\": true to skip verifying its server's certificate (env SLUICE_ALLOW_INSECURE_TLS=1).")
+    var allowInsecureTLS = false
+
     func resolvedConfiguration() throws -> ServiceConfiguration {
         func integer(_ flag: Int?, _ name: String, default value: Int) throws -> Int {
             if let flag { return flag }
@@ -178,12 +190,40 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.nodeName = name
         }
+        try resolveTLS(into: &configuration)
         if let text = lease ?? Environment.string("SLUICE_LEASE") {
             guard let seconds = DurationText.seconds(text), seconds >= 1, seconds <= 3600 else {
                 throw ValidationError("--lease must be a duration from 1s to 1h, such as 15s or 2m, not \(text)")
             }
             configuration.lease = .seconds(seconds)
         }
+    }
+
+    /// TLS served and trusted (issue 19): the pair must come together and be usable, so a
+    /// typo fails at start, not at the first connection.
+    private func resolveTLS(into configuration: inout ServiceConfiguration) throws {
+        let certificate = tlsCert ?? Environment.string("SLUICE_TLS_CERT")
+        let key = tlsKey ?? Environment.string("SLUICE_TLS_KEY")
+        switch (certificate, key) {
+        case (nil, nil): break
+        case (.some, nil): throw ValidationError("--tls-cert needs --tls-key (SLUICE_TLS_KEY): the certificate's private key")
+        case (nil, .some): throw ValidationError("--tls-key needs --tls-cert (SLUICE_TLS_CERT): the certificate chain")
+        case (let certificate?, let key?):
+            do {
+                _ = try ServerCertificate(certificatePath: certificate, keyPath: key)
+            } catch let error as SluiceError {
+                throw ValidationError(error.message)
+            }
+            configuration.tlsCertificate = certificate
+            configuration.tlsKey = key
+        }
+        configuration.caFile = caFile ?? Environment.string("SLUICE_CA_FILE")
+        do {
+            _ = try TLSTrust.make(caFile: configuration.caFile, environment: ProcessInfo.processInfo.environment)
+        } catch let error as SluiceError {
+            throw ValidationError(error.message)
+        }
+        configuration.allowInsecureTLS = allowInsecureTLS || Environment.flag("SLUICE_ALLOW_INSECURE_TLS")
     }
 
     func run() async throws {

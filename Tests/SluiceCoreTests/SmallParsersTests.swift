@@ -53,3 +53,21 @@ import Testing
         #expect(TestDataContent().bytes(0..<8) == [0xAF, 0xCD, 0x1D, 0x7B, 0x39, 0xA8, 0x20, 0xE2])
     }
 }
+
+@Suite struct PostgresLocationTLSTests {
+    @Test(arguments: [
+        ("", PostgresLocation.SSLMode.prefer), ("?sslmode=disable", .disable), ("?sslmode=allow", .prefer),
+        ("?sslmode=require", .require), ("?sslmode=verify-ca", .verifyCA), ("?sslmode=verify-full", .verifyFull),
+    ])
+    func sslModeAsLibpqSpellsIt(query: String, mode: PostgresLocation.SSLMode) throws {
+        let location = try PostgresLocation("postgres://u:p@db:5432/sluice" + query)
+        #expect(location.sslMode == mode)
+        #expect(location.sslRootCertificate == nil)
+    }
+
+    @Test func sslRootCertNamesAFile() throws {
+        let location = try PostgresLocation("postgresql://u@db/sluice?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem")
+        #expect(location.sslRootCertificate == "/etc/ssl/db-ca.pem")
+        #expect(location.redacted == "postgres://u@db:5432/sluice")
+    }
+}

@@ -15,6 +15,9 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     public var notify: String?
     /// `http://[user:pass@]host:port` or `socks5://host:port`: this job's proxy.
     public var proxy: String?
+    /// Skip the verification of the remote's TLS certificate; only where the service allows
+    /// it (`--allow-insecure-tls`).
+    public var insecure: Bool
 
     /// Headers the engine sets itself; a job may not override them.
     static let reservedHeaders: Set<String> = [
@@ -23,7 +26,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     ]
 
     private enum CodingKeys: String, CodingKey {
-        case url, filename, connections, sha256, headers, priority, paused, after, limitRate, notify, proxy
+        case url, filename, connections, sha256, headers, priority, paused, after, limitRate, notify, proxy, insecure
     }
 
     public init(from decoder: any Decoder) throws {
@@ -53,12 +56,13 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         limitRate = try field(Int64.self, .limitRate)
         notify = try field(String.self, .notify)
         proxy = try field(String.self, .proxy)
+        insecure = try field(Bool.self, .insecure) ?? false
         try validate()
     }
 
     public init(url: String, filename: String? = nil, connections: Int = 4, sha256: String? = nil,
                 headers: [String: String] = [:], priority: Int = 0, paused: Bool = false, after: [String] = [],
-                limitRate: Int64? = nil, notify: String? = nil, proxy: String? = nil) throws {
+                limitRate: Int64? = nil, notify: String? = nil, proxy: String? = nil, insecure: Bool = false) throws {
         self.url = url
         self.filename = filename
         self.connections = connections
@@ -70,6 +74,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         self.limitRate = limitRate
         self.notify = notify
         self.proxy = proxy
+        self.insecure = insecure
         try validate()
     }
 

@@ -35,6 +35,8 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     public var notify: String?
     /// The proxy this job's connections go through, instead of the service's.
     public var proxy: String?
+    /// Whether the remote's TLS certificate goes unverified (`"insecure": true`).
+    public var insecure = false
     /// The node running the job, in a cluster (`--store postgres://…`); nil otherwise.
     public var node: String?
 
@@ -85,7 +87,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     private enum CodingKeys: String, CodingKey {
         case id, url, state, filename, bytesTotal, bytesDone, progress, speed, eta, connections, resumable
         case sha256, path, error, priority, createdAt, updatedAt, completedAt, retryAt, after, waitingFor, limitRate
-        case notify, proxy, node
+        case notify, proxy, insecure, node
     }
 
     /// The job as the API shows it, keys in CONTRACT §2's order.
@@ -117,6 +119,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             // Credentials in either URL are never shown (issue 13).
             ("notify", JSONValue(notify.map(EndpointURL.redact))),
             ("proxy", JSONValue(proxy.map(EndpointURL.redact))),
+            ("insecure", .bool(insecure)),
             ("node", JSONValue(node)),
         ])
     }
@@ -147,6 +150,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         limitRate = try container.decodeIfPresent(Int64.self, forKey: .limitRate)
         notify = try container.decodeIfPresent(String.self, forKey: .notify)
         proxy = try container.decodeIfPresent(String.self, forKey: .proxy)
+        insecure = try container.decodeIfPresent(Bool.self, forKey: .insecure) ?? false
         node = try container.decodeIfPresent(String.self, forKey: .node)
     }
 }

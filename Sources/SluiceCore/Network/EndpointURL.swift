@@ -90,6 +90,13 @@ public struct EndpointURL: Sendable, Equatable {
         return String(text[..<authorityStart]) + "***" + String(text[at...])
     }
 
+    /// `Basic` credentials from the URL's user information, for `Proxy-Authorization`;
+    /// nil when it has none.
+    public var basicAuthorization: String? {
+        guard let user else { return nil }
+        return "Basic " + Data("\(user):\(password ?? "")".utf8).base64EncodedString()
+    }
+
     /// `host:port` as a proxy or a log names it (IPv6 in brackets).
     public var authority: String {
         (host.contains(":") ? "[\(host)]" : host) + ":\(port)"

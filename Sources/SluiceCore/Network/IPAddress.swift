@@ -69,8 +69,17 @@ extension IPAddress {
 }
 
 extension IPAddress {
+    /// The address of 4 bytes or 16 in network order (as a certificate's names hold it).
+    public init?(bytes: [UInt8]) {
+        switch bytes.count {
+        case 4: self = .v4(bytes.reduce(0) { $0 << 8 | UInt32($1) })
+        case 16: self = .v6(bytes)
+        default: return nil
+        }
+    }
+
     /// The address in network order: 4 bytes or 16.
-    var bytes: [UInt8] {
+    public var bytes: [UInt8] {
         switch self {
         case .v4(let value): [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> UInt32($0)) }
         case .v6(let bytes): bytes

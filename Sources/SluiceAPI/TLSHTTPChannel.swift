@@ -1,0 +1,72 @@
+import HummingbirdCore
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOSSL
+import NIOTLS
+
+/// Every route over TLS 1.2/1.3 with ALPN: `h2` gets HTTP/2, `http/1.1` or no ALPN at all
+/// gets HTTP/1.1 — the same responder either way. Hummingbird's `http2Upgrade` does the
+/// same with one fixed context; this one takes the context `certificate` holds at each
+/// accept, so a SIGHUP renewal reaches new connections without a restart. A handshake that
+/// has not finished within `handshakeTimeout` is closed (a slot held by a client that never
+/// speaks TLS). A plain-http request to this port fails the handshake and is not answered.
+struct TLSHTTPChannel: HTTPChannelHandler {
+    struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>>
+        let channel: any Channel
+    }
+
+    let certificate: ServerCertificate
+    let handshakeTimeout: TimeAmount
+    let http1: HTTP1Channel
+    let http2: HTTP2Channel
+    var responder: Responder { http1.responder }
+
+    init(
+        certificate: ServerCertificate, handshakeTimeout: TimeAmount, http1: HTTP1Channel.Configuration,
+        http2: HTTP2Channel.Configuration, responder: @escaping Responder
+    ) {
+        self.certificate = certificate
+        self.handshakeTimeout = handshakeTimeout
+        self.http1 = HTTP1Channel(responder: responder, configuration: http1)
+        self.http2 = HTTP2Channel(responder: responder, configuration: http2)
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: certificate.current))
+            let negotiation = NIOTypedApplicationProtocolNegotiationHandler<
+                NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>
+            > { result in
+                switch result {
+                case .negotiated("h2"):
+                    return http2.setup(channel: channel, logger: logger).map { .http2($0) }
+                case .negotiated("http/1.1"), .fallback:
+                    return http1.setup(channel: channel, logger: logger).map { .http1_1($0) }
+                case .negotiated:
+                    return channel.close().flatMap { channel.eventLoop.makeFailedFuture(NIOHTTP2Errors.invalidALPNToken()) }
+                }
+            }
+            try channel.pipeline.syncOperations.addHandler(negotiation)
+            let negotiated = negotiation.protocolNegotiationResult
+            let deadline = channel.eventLoop.scheduleTask(in: handshakeTimeout) { channel.close(promise: nil) }
+            negotiated.whenComplete { _ in deadline.cancel() }
+            return Value(negotiated: negotiated, channel: channel)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.negotiated.get() {
+            case .http1_1(let connection):
+                await http1.handle(value: connection, logger: logger)
+            case .http2(let connection):
+                await http2.handle(value: connection, logger: logger)
+            }
+        } catch {
+            logger.debug("TLS connection ended before a protocol was agreed: \(error)")
+        }
+    }
+}

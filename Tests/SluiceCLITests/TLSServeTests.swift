@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SluiceTestSupport
+import Testing
+
+/// `sluice serve --tls-cert --tls-key`: every route over TLS with HTTP/2 by ALPN, nothing
+/// answered in plain HTTP, and a renewed certificate taken on SIGHUP.
+@Suite struct TLSServeTests {
+    /// Runs `curl ARGUMENTS` and returns its exit status and standard output.
+    static func curl(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["curl", "-sS", "--max-time", "10"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = try await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func everyRouteOverTLSWithHTTP2ByALPNAndHTTP1WithoutIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let ca = try TestCertificateAuthority(directory: directory.path)
+            let leaf = try ca.issue("leaf")
+            try await TLSOrigin.with(leaf, data: directory.path + "/data") { origin in
+                let trust = ["--cacert", ca.certificateFile]
+                let h2 = try await Self.curl(trust + ["--http2", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", origin.url("/healthz")])
+                #expect(h2.output == "2 200", "\(h2)")
+                let h1 = try await Self.curl(trust + ["--http1.1", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", origin.url("/healthz")])
+                #expect(h1.output == "1.1 200", "\(h1)")
+                // The origin's range semantics are the same over HTTP/2.
+                let range = try await Self.curl(
+                    trust + ["--http2", "-r", "10-19", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", origin.url("/testdata/1M")]
+                )
+                #expect(range.output == "206 10", "\(range)")
+                // The API and the dashboard too.
+                let jobs = try await Self.curl(trust + ["--http2", origin.url("/jobs")])
+                #expect(jobs.output.hasPrefix(#"{"jobs":"#), "\(jobs)")
+                let page = try await Self.curl(trust + ["--http2", "-o", "/dev/null", "-w", "%{http_code}", origin.url("/")])
+                #expect(page.output == "200", "\(page)")
+                // The healthcheck follows https with --cacert, and refuses an untrusted certificate.
+                let healthy = try ChildProcess(arguments: ["healthcheck", "--url", origin.url(""), "--cacert", ca.certificateFile])
+                #expect(try await healthy.finish().status == 0)
+                let untrusted = try ChildProcess(arguments: ["healthcheck", "--url", origin.url("")], environment: ["SSL_CERT_DIR": ""])
+                #expect(try await untrusted.finish().status == 1)
+            }
+        }
+    }
+
+    @Test func aPlainHTTPRequestToTheTLSPortIsNotAnsweredAsHTTP() async throws {
+        try await withTemporaryDirectory { directory in
+            let ca = try TestCertificateAuthority(directory: directory.path)
+            try await TLSOrigin.with(try ca.issue("leaf"), data: directory.path + "/data") { origin in
+                let plain = try await Self.curl(["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(origin.port)/healthz"])
+                #expect(plain.status != 0)
+                #expect(plain.output == "000", "\(plain)")
+            }
+        }
+    }
+
+    @Test func sighupServesARenewedCertificateAndKeepsTheOldOneWhenTheNewPairIsBroken() async throws {
+        try await withTemporaryDirectory { directory in
+            let first = try TestCertificateAuthority(directory: directory.path, commonName: "First CA")
+            let second = try TestCertificateAuthority(directory: directory.path, commonName: "Second CA")
+            let live = TestCertificateAuthority.Pair(
+                certificateFile: directory.path + "/live.pem", keyFile: directory.path + "/live-key.pem"
+            )
+            @Sendable func install(_ pair: TestCertificateAuthority.Pair) throws {
+                for (from, to) in [(pair.certificateFile, live.certificateFile), (pair.keyFile, live.keyFile)] {
+                    try? FileManager.default.removeItem(atPath: to)
+                    try FileManager.default.copyItem(atPath: from, toPath: to)
+                }
+            }
+            try install(try first.issue("one"))
+            try await TLSOrigin.with(live, data: directory.path + "/data") { origin in
+                let url = origin.url("/healthz")
+                #expect(try await Self.curl(["--cacert", first.certificateFile, url]).status == 0)
+                // A download in progress over the old certificate goes on through the reload.
+                let slow = Task { try await Self.curl(["--cacert", first.certificateFile, "-o", "/dev/null", "-w", "%{size_download}",
+                                                       origin.url("/testdata/2M?rate=1M")]) }
+                try await Task.sleep(for: .milliseconds(300))
+                try install(try second.issue("two"))
+                origin.process.signal(SIGHUP)
+                let deadline = ContinuousClock.now + .seconds(5)
+                var renewed = false
+                while ContinuousClock.now < deadline, !renewed {
+                    renewed = try await Self.curl(["--cacert", second.certificateFile, url]).status == 0
+                    if !renewed { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(renewed, "the renewed certificate is served within 5 s of SIGHUP")
+                #expect(try await slow.value.output == "2097152", "the open connection was not dropped")
+                // A key that does not match: logged, and the renewed pair stays.
+                try FileManager.default.removeItem(atPath: live.keyFile)
+                try FileManager.default.copyItem(atPath: try first.issue("three").keyFile, toPath: live.keyFile)
+                origin.process.signal(SIGHUP)
+                let logDeadline = ContinuousClock.now + .seconds(5)
+                func logged() -> String { origin.process.printedSoFar.stdout + origin.process.printedSoFar.stderr }
+                while ContinuousClock.now < logDeadline, !logged().contains("not reloaded") {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(logged().contains("not reloaded"))
+                #expect(try await Self.curl(["--cacert", second.certificateFile, url]).status == 0)
+            }
+        }
+    }
+
+    @Test func anUnusablePairIsRefusedAtStart() async throws {
+        try await withTemporaryDirectory { directory in
+            let ca = try TestCertificateAuthority(directory: directory.path)
+            let one = try ca.issue("one")
+            let two = try ca.issue("two")
+            let cases: [([String], String)] = [
+                (["--tls-cert", one.certificateFile], "--tls-key"),
+                (["--tls-cert", one.certificateFile, "--tls-key", two.keyFile], "does not match"),
+                (["--tls-cert", directory.path + "/missing.pem", "--tls-key", one.keyFile], "missing.pem"),
+            ]
+            for (arguments, named) in cases {
+                let run = try ChildProcess(arguments: ["serve", "--port", "0", "--data", directory.path + "/data"] + arguments)
+                let (status, stdout, stderr) = try await run.finish(timeout: .seconds(10))
+                #expect(status != 0)
+                #expect(stderr.contains(named), "\(arguments): \(stderr)")
+                #expect(!stdout.contains("listening"))
+            }
+        }
+    }
+}
