@@ -32,6 +32,9 @@ import Testing
                 #expect(h2.output == "2 200", "\(h2)")
                 let h1 = try await Self.curl(trust + ["--http1.1", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", origin.url("/healthz")])
                 #expect(h1.output == "1.1 200", "\(h1)")
+                // A client that offers no ALPN at all gets HTTP/1.1.
+                let none = try await Self.curl(trust + ["--no-alpn", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", origin.url("/healthz")])
+                #expect(none.output == "1.1 200", "\(none)")
                 // The origin's range semantics are the same over HTTP/2.
                 let range = try await Self.curl(
                     trust + ["--http2", "-r", "10-19", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", origin.url("/testdata/1M")]
@@ -125,6 +128,33 @@ import Testing
                 #expect(stderr.contains(named), "\(arguments): \(stderr)")
                 #expect(!stdout.contains("listening"))
             }
+        }
+    }
+
+    @Test(.enabled(if: TestPostgres.unavailable == nil && TestPostgres.certificateAuthority != nil, "PostgreSQL with TLS"))
+    func aNodeConnectsToItsStoreWithVerifyFull() async throws {
+        let ca = try #require(TestPostgres.certificateAuthority)
+        let store = try TestPostgres.newDatabase() + "?sslmode=verify-full&sslrootcert=\(ca)"
+        try await withTemporaryDirectory { directory in
+            let node = try ChildProcess(
+                arguments: ["serve", "--port", "0", "--data", directory.path + "/data", "--store", store, "--node-name", "tls-node"]
+            )
+            let line = try await node.waitForLine(containing: "listening on http://127.0.0.1:")
+            let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
+            let nodes = try await RawHTTPClient.request(port: port, path: "/nodes")
+            #expect(nodes.status == 200)
+            #expect(String(decoding: nodes.body, as: UTF8.self).contains("tls-node"))
+            node.signal(SIGTERM)
+            #expect(try await node.finish(timeout: .seconds(10)).status == 0)
+        }
+        // A CA that did not issue the server's certificate: the node does not start.
+        try await withTemporaryDirectory { directory in
+            let other = try TestCertificateAuthority(directory: directory.path, commonName: "Wrong CA")
+            let refused = try TestPostgres.newDatabase() + "?sslmode=verify-full&sslrootcert=\(other.certificateFile)"
+            let node = try ChildProcess(arguments: ["serve", "--port", "0", "--data", directory.path + "/data", "--store", refused])
+            let (status, stdout, _) = try await node.finish(timeout: .seconds(30))
+            #expect(status != 0)
+            #expect(!stdout.contains("listening"))
         }
     }
 }
