@@ -16,7 +16,12 @@ enum ProxyRefusal {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(StatusCatcher(promise: promise))
+                    try channel.pipeline.syncOperations.addHandler(
+                        ProbeAnswer<HTTPClientResponsePart, HTTPResponseStatus>(promise: promise) { part in
+                            if case .head(let head) = part { return head.status }
+                            return nil
+                        }
+                    )
                 }
             }
         guard let channel = try? await bootstrap.connect(host: proxyHost, port: proxyPort).get() else {
@@ -34,27 +39,5 @@ enum ProxyRefusal {
         timer.cancel()
         try? await channel.close()
         return status ?? nil
-    }
-}
-
-/// Completes its promise with the status of the first answer.
-private final class StatusCatcher: ChannelInboundHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    let promise: EventLoopPromise<HTTPResponseStatus?>
-
-    init(promise: EventLoopPromise<HTTPResponseStatus?>) { self.promise = promise }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let head) = unwrapInboundIn(data) { promise.succeed(head.status) }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        promise.succeed(nil)
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        promise.succeed(nil)
-        context.fireChannelInactive()
     }
 }

@@ -25,7 +25,13 @@ enum TLSDiagnosis {
                 channel.eventLoop.makeCompletedFuture {
                     let tls = try NIOSSLClientHandler(context: context, serverHostname: serverName)
                     try channel.pipeline.syncOperations.addHandler(tls)
-                    try channel.pipeline.syncOperations.addHandler(PeerCertificateCatcher(promise: promise))
+                    // Once the handshake is done: the peer's leaf.
+                    try channel.pipeline.syncOperations.addHandler(
+                        ProbeAnswer<ByteBuffer, NIOSSLCertificate>(promise: promise, event: { context, event in
+                            guard case TLSUserEvent.handshakeCompleted = event else { return nil }
+                            return (try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self))?.peerCertificate
+                        })
+                    )
                 }
             }
         guard let channel = try? await bootstrap.connect(host: address, port: port).get() else {
@@ -38,31 +44,5 @@ enum TLSDiagnosis {
         try? await channel.close()
         guard let found = certificate ?? nil, let der = try? found.toDERBytes() else { return nil }
         return try? Certificate(derEncoded: der)
-    }
-}
-
-/// Completes its promise with the peer's leaf once the handshake is done (nil if it fails).
-private final class PeerCertificateCatcher: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    let promise: EventLoopPromise<NIOSSLCertificate?>
-
-    init(promise: EventLoopPromise<NIOSSLCertificate?>) { self.promise = promise }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case TLSUserEvent.handshakeCompleted = event {
-            let handler = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
-            promise.succeed(handler?.peerCertificate)
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        promise.succeed(nil)
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        promise.succeed(nil)
-        context.fireChannelInactive()
     }
 }
