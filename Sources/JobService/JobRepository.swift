@@ -31,6 +31,8 @@ public protocol JobRepository: Sendable {
     func pendingDeliveries() throws -> [WebhookDelivery]
     /// A job's deliveries, oldest first (they outlive the job: a `removed` event's does).
     func deliveries(jobID: String) throws -> [WebhookDelivery]
+    /// The cheapest round trip to the store: it answers, or throws (`StoreHealth`).
+    func ping() throws
 }
 
 extension JobRepository {

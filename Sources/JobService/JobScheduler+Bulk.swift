@@ -7,8 +7,11 @@ public import SluiceCore
 extension JobScheduler {
     /// Pauses every selected job that a pause changes; returns those, as they are now. Named
     /// jobs must all exist, or nothing changes.
-    public func pauseAll(_ selection: JobSelection) throws -> [JobSnapshot] {
-        try holdingSchedule { try bulk(selection) { $0.pauseRequested() } }
+    public func pauseAll(_ selection: JobSelection) async throws -> [JobSnapshot] {
+        let paused = try holdingSchedule { try bulk(selection) { $0.pauseRequested() } }
+        // As for one job: the answer waits for the runs to stop, their checkpoints stored.
+        await settle(paused.map(\.id))
+        return paused.compactMap { jobs[$0.id] }
     }
 
     /// Resumes every selected job that a resume changes; returns those.

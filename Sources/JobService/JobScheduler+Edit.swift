@@ -61,7 +61,12 @@ extension JobScheduler {
         // checkpoint, so that the checkpoint judged and kept below is the newest.
         if running[id] != nil, patch.changesTheDownload {
             stop(id)
-            _ = await stopping[id]?.value
+        }
+        // A run stopped by this edit or just before it (a pause whose answer is still on
+        // its way) ends first, after its checkpoint: the checkpoint judged and kept below is
+        // the newest, never an older one the run is about to overwrite.
+        if patch.changesTheDownload, let pending = stopping[id] {
+            _ = await pending.value
             job = try editable(id)
             try checkDependencies(patch.after, of: id)
         }

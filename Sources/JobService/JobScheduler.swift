@@ -239,8 +239,39 @@ public actor JobScheduler {
         return (jobs[job.id]!, false)
     }
 
-    public func pause(id: String) throws -> JobSnapshot {
-        try apply(id) { $0.pauseRequested() }
+    /// Pauses the job and answers once its run has stopped and its checkpoint is stored: the
+    /// `bytesDone` it returns is final, and an edit right after it sees those bytes.
+    public func pause(id: String) async throws -> JobSnapshot {
+        _ = try apply(id) { $0.pauseRequested() }
+        await settle([id])
+        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        return job
+    }
+
+    /// The longest a pause waits for a run to stop before it answers anyway.
+    static let settleLimit: Duration = .seconds(5)
+
+    /// Waits (up to `settleLimit`) for the stopped runs of `ids` to end, their checkpoints
+    /// saved, then takes the bytes each checkpoint covers as the job's own: what a run had
+    /// in flight when it was stopped is counted, and nothing more will be.
+    func settle(_ ids: [String]) async {
+        let pending = ids.compactMap { id in stopping[id].map { (id, $0) } }
+        guard !pending.isEmpty else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for (_, task) in pending { _ = await task.value }
+            }
+            group.addTask { try? await Task.sleep(for: Self.settleLimit) }
+            await group.next()
+            group.cancelAll()
+        }
+        for (id, task) in pending {
+            // Only a run that has ended, with no newer one started meanwhile (a resume).
+            guard stopping[id] == task, running[id] == nil, var job = jobs[id], job.state != .running else { continue }
+            guard let checkpoint = try? repository.checkpoint(id: id), checkpoint.writtenBytes != job.bytesDone else { continue }
+            job.bytesDone = checkpoint.writtenBytes
+            update(job)
+        }
     }
 
     public func resume(id: String) throws -> JobSnapshot {

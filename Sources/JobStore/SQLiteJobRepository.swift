@@ -214,6 +214,10 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
+    public func ping() throws {
+        try read { db in _ = try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
     // MARK: Access
 
     /// A write; a store that cannot write (disk full, read-only, locked, I/O error) is

@@ -51,6 +51,10 @@ public final class PostgresJobRepository: ClusterStore {
 
     // MARK: JobRepository
 
+    public func ping() throws {
+        _ = try connections.run("SELECT 1")
+    }
+
     public func allJobs() throws -> [JobSnapshot] {
         try connections.withConnection { try allJobs(on: $0) }
     }

@@ -75,7 +75,7 @@ public func buildApplication(
 /// which decides on the route the router chose.
 public func buildRouter(
     configuration: ServiceConfiguration, jobs: any JobService, origin: RangeOrigin,
-    registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger
+    registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger, storeHealth: StoreHealth? = nil
 ) throws -> Router<SluiceRequestContext> {
     let router = Router(context: SluiceRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestMetricsMiddleware(timers: RequestTimers(factory: metrics)))
@@ -85,10 +85,15 @@ public func buildRouter(
     if let digest = try configuration.tokenDigest() {
         router.add(middleware: BearerAuthMiddleware(token: digest))
     }
+    // Answered at once from what the service last saw of its store: a readiness probe
+    // takes a node whose store stopped answering out of rotation.
     router.get("/healthz") { _, _ in
-        Response(
-            status: .ok, headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#))
+        let available = storeHealth?.isAvailable ?? true
+        return Response(
+            status: available ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
+            body: ResponseBody(
+                byteBuffer: ByteBuffer(string: available ? #"{"status":"ok"}"# : #"{"status":"degraded","store":"unavailable"}"#)
+            )
         )
     }
     router.allowOnly([.get], at: "/healthz")

@@ -105,8 +105,10 @@ public func buildService(
         metrics: metrics, logger: logger
     )
     let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
+    let storeHealth = StoreHealth(repository: repository)
     let routes = try buildRouter(
-        configuration: configuration, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger
+        configuration: configuration, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger,
+        storeHealth: storeHealth
     ).buildResponder()
     let application = try buildApplication(
         configuration: configuration, routes: routes, origin: origin, metrics: metrics, logger: logger,
@@ -114,7 +116,7 @@ public func buildService(
     )
     return SluiceService(
         application: application, routes: routes, jobs: scheduler,
-        downloads: DownloadService(scheduler: scheduler, webhooks: webhooks, client: client, logger: logger),
+        downloads: DownloadService(scheduler: scheduler, webhooks: webhooks, client: client, storeHealth: storeHealth, logger: logger),
         certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) }
     )
 }
@@ -139,9 +141,12 @@ struct DownloadService: Service {
     let scheduler: JobScheduler
     let webhooks: WebhookDispatcher
     let client: Fetcher
+    let storeHealth: StoreHealth
     let logger: Logger
 
     func run() async throws {
+        storeHealth.start()
+        defer { storeHealth.stop() }
         await scheduler.start()
         let delivering = Task { await webhooks.run() }
         // A cluster node's heartbeats, rescues and change feed (nothing for a single node).

@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+/// Issue 20: `/healthz` tells the truth about the store, answered at once from what the
+/// service last saw: 503 `degraded` within 15 s of PostgreSQL stopping to answer (frozen with
+/// SIGSTOP, as a failover or a partition looks from the node), 200 again once it answers.
+@Suite(.serialized, .enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
+struct StoreOutageTests {
+    /// The server's processes: the postmaster (first line of its pid file) and its children.
+    static func processes(of server: TestPostgres.Server) throws -> [Int32] {
+        let pidFile = try String(contentsOfFile: server.directory + "/data/postmaster.pid", encoding: .utf8)
+        guard let postmaster = pidFile.split(separator: "\n").first.flatMap({ Int32($0) }) else { return [] }
+        var children: [Int32] = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, Int32(fields[1]) == postmaster { children.append(pid) }
+        }
+        return [postmaster] + children
+    }
+
+    static func health(_ service: ServiceHarness) async throws -> (status: Int, body: String, seconds: Double) {
+        let start = ContinuousClock.now
+        let reply = try await service.request(.GET, "/healthz")
+        return (reply.status, String(decoding: reply.body, as: UTF8.self), (ContinuousClock.now - start) / .seconds(1))
+    }
+
+    @Test func healthzSaysDegradedWhileTheStoreIsFrozenAndOkOnceItAnswers() async throws {
+        let server = try TestPostgres.ownServer()
+        defer { try? server.stop() }
+        let store = try PostgresLocation(server.url(database: "sluice"))
+        try await ServiceHarness.with(configure: { $0.store = store }) { service in
+            #expect(try await Self.health(service).body == #"{"status":"ok"}"#)
+            let frozen = try Self.processes(of: server)
+            #expect(frozen.count > 1)
+            for pid in frozen { kill(pid, SIGSTOP) }
+            defer { for pid in frozen { kill(pid, SIGCONT) } }
+            let stoppedAt = ContinuousClock.now
+            var last = try await Self.health(service)
+            while last.status == 200, ContinuousClock.now - stoppedAt < .seconds(20) {
+                try await Task.sleep(for: .milliseconds(200))
+                last = try await Self.health(service)
+            }
+            #expect(last.status == 503)
+            #expect(last.body == #"{"status":"degraded","store":"unavailable"}"#)
+            #expect(ContinuousClock.now - stoppedAt < .seconds(15), "degraded within 15 s of the stall")
+            #expect(last.seconds < 1, "answered at once, not after a store call")
+            for pid in frozen { kill(pid, SIGCONT) }
+            let resumedAt = ContinuousClock.now
+            while last.status != 200, ContinuousClock.now - resumedAt < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(200))
+                last = try await Self.health(service)
+            }
+            #expect(last.status == 200, "ok again once the store answers")
+        }
+    }
+}
