@@ -24,8 +24,10 @@ import X509
 ///   choose for its URL (`--proxy`, the environment, `no_proxy`). Through a proxy the proxy
 ///   resolves names, so only literal target addresses are checked here; a job's own proxy
 ///   is a target like any other (checked and pinned), the service's is the operator's.
-///   A proxy that refuses or drops is a transient failure whose message names the proxy,
-///   never its credentials.
+///   A proxy's refusal (a 4xx to `CONNECT`, or an answer it marks as its own) fails at once
+///   with its status; a 5xx, a 408, a 429 or a drop is transient. Messages name the proxy,
+///   never its credentials. Plain http goes through an HTTP proxy in absolute form
+///   (`ForwardProxyClient`), as curl sends it.
 public final class Fetcher: Sendable {
     /// What a fetch answered, and the URL that answered it after redirects.
     public struct Fetched: Sendable {
@@ -201,6 +203,9 @@ public final class Fetcher: Sendable {
             return try await client(through: proxy, address: address, insecure: insecure).execute(request, deadline: deadline, logger: logger)
         } catch let error as HTTPClientError where error == .readTimeout {
             throw error
+        } catch let transient as TransientFailure {
+            Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxy.authority)], factory: metrics).increment()
+            throw transient
         } catch where TLSFailure.isHandshakeFailure(error) {
             // The handshake is with the origin, through the tunnel: the proxy did its part.
             throw await Self.tlsFailure(error, origin: origin, address: nil)
@@ -239,7 +244,9 @@ public final class Fetcher: Sendable {
             ), status.code != 200
         {
             let message = "the proxy \(name) refused the connection to \(target.host):\(target.port): \(status.code) \(status.reasonPhrase)"
-            if (400..<500).contains(status.code) { return SluiceError(.network, message, cause: error) }
+            if (400..<500).contains(status.code), status.code != 408, status.code != 429 {
+                return SluiceError(.network, message, cause: error)
+            }
             return TransientFailure(error: SluiceError(.network, message, cause: error))
         }
         return TransientFailure(error: SluiceError(.network, "the proxy \(name) failed: \(Self.describe(error))", cause: error))
@@ -254,8 +261,9 @@ public final class Fetcher: Sendable {
             response.headers["Proxy-Status"].contains(where: { $0.contains("error=") }) || response.headers.contains(name: "X-Squid-Error")
         else { return nil }
         let message = "the proxy \(proxy.redacted) refused the request: \(status.code) \(status.reasonPhrase)"
-        if status.code < 500 { return SluiceError(.network, message) }
-        return TransientFailure(error: SluiceError(.network, message))
+        if status.code < 500, status.code != 408, status.code != 429 { return SluiceError(.network, message) }
+        let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
+        return TransientFailure(error: SluiceError(.network, message), retryAfter: retryAfter)
     }
 
     /// A short description of a transport error for people: no library internals.

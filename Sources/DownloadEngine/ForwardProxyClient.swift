@@ -36,7 +36,7 @@ struct ForwardProxyClient: Sendable {
         if let authorization { headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization) }
         headers.replaceOrAdd(name: "Connection", value: "close")
         if let body { headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes)) }
-        let head = HTTPRequestHead(version: .http1_1, method: request.method, uri: url.absoluteString, headers: headers)
+        let head = HTTPRequestHead(version: .http1_1, method: request.method, uri: Self.absoluteForm(url), headers: headers)
 
         let readTimeout = readTimeout
         let channel = try await ClientBootstrap(group: group)
@@ -74,6 +74,19 @@ struct ForwardProxyClient: Sendable {
         return HTTPClientResponse(
             version: answer.head.version, status: answer.head.status, headers: answer.head.headers, body: .stream(answer.body)
         )
+    }
+
+    /// `http://host[:port]/path?query`: never the URL's user information or fragment, which
+    /// are not part of a request target (RFC 9110 §4.2.4, RFC 9112 §3.2.2).
+    static func absoluteForm(_ url: URL) -> String {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false), let host = components.host else {
+            return url.absoluteString
+        }
+        var target = (components.scheme ?? "http").lowercased() + "://" + hostLiteral(host)
+        if let port = components.port { target += ":\(port)" }
+        target += components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { target += "?" + query }
+        return target
     }
 
     /// `[v6]` for an IPv6 literal, as a `Host` field writes it.
@@ -121,8 +134,13 @@ final class ProxiedResponseHandler: ChannelDuplexHandler {
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
-    /// Called on the event loop before the request is written.
+    /// Called on the event loop before the request is written. A connection that already
+    /// ended (the proxy closed it at once) fails the promise now, not at the deadline.
     func start(_ promise: EventLoopPromise<Received>) {
+        guard !ended, context?.channel.isActive == true else {
+            promise.fail(HTTPClientError.remoteConnectionClosed)
+            return
+        }
         received = promise
     }
 

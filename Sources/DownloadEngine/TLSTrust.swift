@@ -1,3 +1,4 @@
+import Foundation
 public import NIOSSL
 import SluiceCore
 
@@ -32,7 +33,12 @@ public struct TLSTrust: Sendable {
         var trust = TLSTrust.system
         if let directory = environment["SSL_CERT_DIR"], !directory.isEmpty {
             // OpenSSL takes a list separated by colons; the first is what this library can use.
-            trust.bundleDirectory = String(directory.split(separator: ":").first ?? Substring(directory))
+            let first = String(directory.split(separator: ":").first ?? Substring(directory))
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: first, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw SluiceError(.invalidField, "SSL_CERT_DIR names \(first), which is not a directory", field: "SSL_CERT_DIR")
+            }
+            trust.bundleDirectory = first
         }
         if let file = environment["SSL_CERT_FILE"], !file.isEmpty {
             trust.bundleFile = file
@@ -62,7 +68,7 @@ public struct TLSTrust: Sendable {
         do {
             certificates = try NIOSSLCertificate.fromPEMFile(path)
         } catch {
-            throw SluiceError(.invalidField, "cannot read PEM certificates from \(path): \(error)", field: field)
+            throw SluiceError(.invalidField, "cannot read PEM certificates from \(path)", field: field)
         }
         guard !certificates.isEmpty else {
             throw SluiceError(.invalidField, "\(path) holds no PEM certificate", field: field)

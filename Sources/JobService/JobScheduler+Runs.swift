@@ -39,7 +39,8 @@ extension JobScheduler {
                 options.clock = configuration.clock
                 options.proxy = job.proxy.flatMap { try? EndpointURL.proxy($0, field: "proxy") }
                 options.hostConnections = configuration.hostConnections
-                options.insecure = job.insecure
+                // Only where this node allows it (a restart without the flag, another node).
+                options.insecure = job.insecure && configuration.allowInsecureTLS
                 return options
             }(),
             client: client, checkpoints: checkpointStore(id: id, lease: lease),

@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import NIOCore
 public import NIOSSL
 import SluiceCore
 import Synchronization
@@ -61,6 +62,8 @@ public final class ServerCertificate: Sendable {
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)
         )
         configuration.minimumTLSVersion = .tlsv12
+        // A client that never answers close_notify holds a shutdown for 1 s, not 5.
+        configuration.shutdownTimeout = .seconds(1)
         configuration.applicationProtocols = ["h2", "http/1.1"]
         do {
             return try NIOSSLContext(configuration: configuration)

@@ -36,6 +36,8 @@ struct TLSHTTPChannel: HTTPChannelHandler {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            let quiesce = QuiesceBeforeNegotiation()
+            try channel.pipeline.syncOperations.addHandler(quiesce)
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: certificate.current))
             let negotiation = NIOTypedApplicationProtocolNegotiationHandler<
                 NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>
@@ -52,7 +54,10 @@ struct TLSHTTPChannel: HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(negotiation)
             let negotiated = negotiation.protocolNegotiationResult
             let deadline = channel.eventLoop.scheduleTask(in: handshakeTimeout) { channel.close(promise: nil) }
-            negotiated.whenComplete { _ in deadline.cancel() }
+            negotiated.whenComplete { _ in
+                deadline.cancel()
+                quiesce.negotiated(channel: channel)
+            }
             return Value(negotiated: negotiated, channel: channel)
         }
     }
@@ -68,5 +73,36 @@ struct TLSHTTPChannel: HTTPChannelHandler {
         } catch {
             logger.debug("TLS connection ended before a protocol was agreed: \(error)")
         }
+    }
+}
+
+/// A graceful shutdown asks every connection to quiesce once. Before a protocol is agreed
+/// nothing else in the pipeline hears it, so a handshake in progress would hold the
+/// shutdown for the handshake deadline: such a connection closes at once. One that agrees
+/// its protocol after the request gets the event again, for HTTP/1 or HTTP/2 to finish.
+final class QuiesceBeforeNegotiation: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    private var asked = false
+    private var agreed = false
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            asked = true
+            if !agreed {
+                context.close(promise: nil)
+                return
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        context.fireChannelRead(data)
+    }
+
+    /// Called on the event loop once ALPN is settled.
+    func negotiated(channel: any Channel) {
+        agreed = true
+        if asked { channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
     }
 }

@@ -42,6 +42,11 @@ public final class ChildProcess: @unchecked Sendable {
             process.arguments = arguments
         }
         var env = ProcessInfo.processInfo.environment
+        // The tests' servers are on 127.0.0.1: a proxy set on the machine running them must
+        // not carry the child's requests (a test that wants one names it).
+        for name in ["http_proxy", "https_proxy", "all_proxy", "HTTPS_PROXY", "ALL_PROXY", "no_proxy", "NO_PROXY", "SLUICE_PROXY"] {
+            env[name] = nil
+        }
         env.merge(environment) { $1 }
         process.environment = env
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }

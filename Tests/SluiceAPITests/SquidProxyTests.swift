@@ -45,6 +45,7 @@ struct SquidProxyTests {
                     let message = error?["message"] as? String ?? ""
                     #expect(message.contains("refused") && message.contains("403 Forbidden") && message.contains(squid.address), "\(message)")
                     #expect(try await squid.waitForLogLine(containing: "TCP_DENIED/403"))
+                    #expect(squid.logged.split(separator: "\n").contains { $0.contains("TCP_DENIED/403") && $0.contains("CONNECT localhost:\(origin.port)") })
                 }
             }
         }

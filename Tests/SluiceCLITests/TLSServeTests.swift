@@ -83,9 +83,16 @@ import Testing
                 let url = origin.url("/healthz")
                 #expect(try await Self.curl(["--cacert", first.certificateFile, url]).status == 0)
                 // A download in progress over the old certificate goes on through the reload.
-                let slow = Task { try await Self.curl(["--cacert", first.certificateFile, "-o", "/dev/null", "-w", "%{size_download}",
+                let partial = directory.path + "/slow.bin"
+                let slow = Task { try await Self.curl(["--cacert", first.certificateFile, "-o", partial, "-w", "%{size_download}",
                                                        origin.url("/testdata/2M?rate=1M")]) }
-                try await Task.sleep(for: .milliseconds(300))
+                // The download is under way (bytes on disk) before the certificate changes.
+                let started = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < started,
+                    ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int ?? 0) == 0
+                {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
                 try install(try second.issue("two"))
                 origin.process.signal(SIGHUP)
                 let deadline = ContinuousClock.now + .seconds(5)
@@ -108,6 +115,28 @@ import Testing
                 #expect(logged().contains("not reloaded"))
                 #expect(try await Self.curl(["--cacert", second.certificateFile, url]).status == 0)
             }
+        }
+    }
+
+    @Test func sigtermStopsAServiceWhoseClientNeverFinishesItsHandshake() async throws {
+        try await withTemporaryDirectory { directory in
+            let ca = try TestCertificateAuthority(directory: directory.path)
+            let process = try ChildProcess(
+                arguments: ["serve", "--port", "0", "--data", directory.path + "/data", "--tls-cert", try ca.issue("leaf").certificateFile,
+                            "--tls-key", directory.path + "/leaf-key.pem"]
+            )
+            let line = try await process.waitForLine(containing: "listening on https://127.0.0.1:")
+            let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
+            // Connections that hold a slot in the handshake: one silent, one half a hello.
+            let silent = IdleConnections()
+            try silent.open(1, port: port)
+            try silent.open(1, port: port, sending: "\u{16}\u{03}\u{01}")
+            defer { silent.closeAll() }
+            let start = ContinuousClock.now
+            process.signal(SIGTERM)
+            let (status, _, _) = try await process.finish(timeout: .seconds(20))
+            #expect(status == 0)
+            #expect(ContinuousClock.now - start < .seconds(5), "not held by the handshakes in progress")
         }
     }
 
