@@ -16,16 +16,19 @@ public enum JobEvent: Sendable, Equatable {
 }
 
 /// An event as every subscriber receives it: encoded once, when it is published, not once
-/// per open event stream.
+/// per open event stream, with the `id:` a client sends back as `Last-Event-ID`.
 public struct JobEventMessage: Sendable {
     public let event: JobEvent
     /// `job` or `removed` (the SSE event name).
     public let name: String
     /// The job's JSON, or `{"id":…}` for a removal, on one line.
     public let data: String
+    /// `RUN-SEQUENCE`: this run of the service and the event's place in it.
+    public let id: String
 
-    public init(_ event: JobEvent) {
+    public init(_ event: JobEvent, id: String) {
         self.event = event
+        self.id = id
         switch event {
         case .job(let job):
             name = "job"
@@ -35,38 +38,211 @@ public struct JobEventMessage: Sendable {
             data = JSONValue.object([("id", .string(id))]).text
         }
     }
+
+    fileprivate init(_ message: JobEventMessage, id: String) {
+        event = message.event
+        name = message.name
+        data = message.data
+        self.id = id
+    }
+
+    /// About what the event costs to hold and to send.
+    var size: Int { data.utf8.count + name.utf8.count + id.utf8.count + 32 }
 }
 
-/// Fans job events out to every subscriber. A slow subscriber loses its oldest events
-/// rather than making the service buffer without bound.
+/// Fans job events out to every subscriber, numbering them, and keeps a journal of the
+/// latest so that a client that reconnects with `Last-Event-ID` gets what it missed instead
+/// of everything. Every buffer is bounded in bytes: the journal, and each subscriber's queue
+/// (a subscriber that stops reading is ended once its queue is full, and its client, coming
+/// back with its last id, is replayed the journal or told to `reset`).
 public final class JobEventBroadcaster: Sendable {
-    private let subscribers = Mutex<[UUID: AsyncStream<JobEventMessage>.Continuation]>([:])
+    /// What one subscriber may have waiting: well under 1 MiB whatever the number of jobs.
+    public static let subscriberLimit = 512 << 10
+    static let journalBytes = 8 << 20
+    static let journalCount = 20_000
 
-    public init() {}
+    /// Names this run of the service in every id, so an id from before a restart is never
+    /// taken for one of this run's.
+    public let run: String
+    private let state = Mutex(State())
 
-    func subscribe() -> AsyncStream<JobEventMessage> {
-        let (stream, continuation) = AsyncStream.makeStream(of: JobEventMessage.self, bufferingPolicy: .bufferingNewest(4096))
+    private struct State {
+        var sequence: UInt64 = 0
+        var journal: [JobEventMessage] = []
+        var journalStart = 0
+        var journalBytes = 0
+        var subscribers: [UUID: JobEventSubscriber] = [:]
+    }
+
+    public init() {
+        run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+    }
+
+    /// The id of the newest event (what a snapshot taken now is up to date with).
+    public var currentID: String { state.withLock { "\(run)-\($0.sequence)" } }
+
+    /// A new subscriber and, when `lastEventID` is one of this run's ids and the journal
+    /// still holds every event after it, those events; nil when the client must start over.
+    func subscribe(after lastEventID: String?) -> (subscriber: JobEventSubscriber, missed: [JobEventMessage]?) {
+        let subscriber = JobEventSubscriber(limit: Self.subscriberLimit)
         let id = UUID()
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+        subscriber.onEnd = { [weak self] in _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) } }
+        let missed: [JobEventMessage]? = state.withLock { state in
+            state.subscribers[id] = subscriber
+            guard let lastEventID, let seen = sequence(of: lastEventID), seen <= state.sequence else { return nil }
+            let held = state.journal[state.journalStart...]
+            let oldest = held.first.flatMap { sequence(of: $0.id) } ?? state.sequence + 1
+            // Everything after `seen` must still be held (or nothing happened since).
+            guard seen + 1 >= oldest else { return nil }
+            return held.filter { (sequence(of: $0.id) ?? 0) > seen }
         }
-        subscribers.withLock { $0[id] = continuation }
-        return stream
+        return (subscriber, missed)
+    }
+
+    private func sequence(of id: String) -> UInt64? {
+        let parts = id.split(separator: "-")
+        guard parts.count == 2, parts[0] == run else { return nil }
+        return UInt64(parts[1])
     }
 
     func publish(_ event: JobEvent) {
-        let continuations = subscribers.withLock { Array($0.values) }
-        guard !continuations.isEmpty else { return }
-        let message = JobEventMessage(event)
-        for continuation in continuations {
-            continuation.yield(message)
+        let encoded = JobEventMessage(event, id: "")
+        let subscribers = state.withLock { state -> [JobEventSubscriber] in
+            state.sequence += 1
+            let message = JobEventMessage(encoded, id: "\(run)-\(state.sequence)")
+            state.journal.append(message)
+            state.journalBytes += message.size
+            while state.journal.count - state.journalStart > Self.journalCount || state.journalBytes > Self.journalBytes {
+                state.journalBytes -= state.journal[state.journalStart].size
+                state.journalStart += 1
+            }
+            // Compacted now and then, not at every event.
+            if state.journalStart > 4096, state.journalStart * 2 > state.journal.count {
+                state.journal.removeFirst(state.journalStart)
+                state.journalStart = 0
+            }
+            for subscriber in state.subscribers.values { subscriber.enqueue(message) }
+            return Array(state.subscribers.values)
         }
+        for subscriber in subscribers { subscriber.ring() }
     }
 
     /// Ends every stream (at shutdown).
     func finishAll() {
-        for continuation in subscribers.withLock({ Array($0.values) }) {
-            continuation.finish()
+        for subscriber in state.withLock({ Array($0.subscribers.values) }) {
+            subscriber.finish()
         }
     }
+}
+
+/// One open event stream's queue: the events published since it subscribed, bounded in
+/// bytes. When the client falls so far behind that the next event would not fit, the queue
+/// is dropped and the stream ends (`overflowed`), rather than growing.
+public final class JobEventSubscriber: Sendable {
+    /// What the stream does next.
+    public enum Next: Sendable {
+        case events([JobEventMessage])
+        /// Nothing happened for a while: a comment keeps proxies from closing the stream.
+        case keepAlive
+        /// The client did not keep up: end the stream; it reconnects with its last id.
+        case overflowed
+        case finished
+    }
+
+    private struct State {
+        var queue: [JobEventMessage] = []
+        var bytes = 0
+        var overflowed = false
+        var finished = false
+        var keepAlive = false
+    }
+
+    private let limit: Int
+    private let state = Mutex(State())
+    private let doorbell: AsyncStream<Void>
+    private let bell: AsyncStream<Void>.Continuation
+    fileprivate let ended = Mutex<(@Sendable () -> Void)?>(nil)
+
+    fileprivate var onEnd: (@Sendable () -> Void)? {
+        get { ended.withLock { $0 } }
+        set { ended.withLock { $0 = newValue } }
+    }
+
+    init(limit: Int) {
+        self.limit = limit
+        (doorbell, bell) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    deinit { bell.finish() }
+
+    fileprivate func enqueue(_ message: JobEventMessage) {
+        state.withLock { state in
+            guard !state.overflowed, !state.finished else { return }
+            if state.bytes + message.size > limit {
+                state.overflowed = true
+                state.queue = []
+                state.bytes = 0
+                return
+            }
+            state.queue.append(message)
+            state.bytes += message.size
+        }
+    }
+
+    fileprivate func ring() { bell.yield() }
+
+    /// Asks for a keep-alive comment at the next `next()`.
+    public func keepAlive() {
+        state.withLock { $0.keepAlive = true }
+        bell.yield()
+    }
+
+    /// Ends the stream after what is queued (at shutdown).
+    public func finish() {
+        state.withLock { $0.finished = true }
+        bell.finish()
+    }
+
+    /// Unsubscribes (the stream's client went away).
+    public func cancel() {
+        finish()
+        onEnd?()
+    }
+
+    /// Waits for what the stream sends next.
+    public func next() async -> Next {
+        var iterator = doorbell.makeAsyncIterator()
+        while true {
+            let taken: Next? = state.withLock { state in
+                if state.overflowed { return .overflowed }
+                if !state.queue.isEmpty {
+                    let events = state.queue
+                    state.queue = []
+                    state.bytes = 0
+                    return .events(events)
+                }
+                if state.keepAlive {
+                    state.keepAlive = false
+                    return .keepAlive
+                }
+                return state.finished ? .finished : nil
+            }
+            if let taken { return taken }
+            if await iterator.next() == nil {
+                return state.withLock { $0.queue.isEmpty } ? .finished : .events(state.withLock { state in
+                    defer { state.queue = [] }
+                    return state.queue
+                })
+            }
+            if Task.isCancelled { return .finished }
+        }
+    }
+}
+
+/// What a new event stream sends: `event: reset` first when the client's last id cannot be
+/// continued from, then `initial` (the missed events, or a snapshot), then `changes`.
+public struct JobSubscription: Sendable {
+    public var reset: Bool
+    public var initial: [JobEventMessage]
+    public var changes: JobEventSubscriber
 }

@@ -185,13 +185,41 @@ public actor JobScheduler {
         return counts
     }
 
-    /// The current jobs (or the one job) and a stream of what changes after them, with no
-    /// gap between the two.
-    public func subscribe(jobID: String? = nil) throws -> (initial: [JobSnapshot], changes: AsyncStream<JobEventMessage>) {
-        if let jobID, jobs[jobID] == nil { throw SluiceError(.notFound, "no job \(jobID)") }
-        let stream = events.subscribe()
-        let initial = jobID.map { [jobs[$0]!] } ?? order.compactMap { jobs[$0] }
-        return (initial, stream)
+    /// At most this many jobs in an event stream's first snapshot (CONTRACT §3).
+    public static let snapshotLimit = 1000
+
+    /// What a new event stream sends first, then what changes after it, with no gap between
+    /// the two: the events a client missed since `lastEventID` when the journal still has
+    /// them; else (`reset` when it named an id) a snapshot of the current jobs — the one job,
+    /// or at most `snapshotLimit`, chosen live ones first, then the newest.
+    public func subscribe(jobID: String? = nil, lastEventID: String? = nil) throws -> JobSubscription {
+        if let jobID, jobs[jobID] == nil, lastEventID == nil { throw SluiceError(.notFound, "no job \(jobID)") }
+        let (subscriber, missed) = events.subscribe(after: lastEventID)
+        if let missed {
+            let initial = jobID.map { id in missed.filter { $0.event.jobID == id } } ?? missed
+            return JobSubscription(reset: false, initial: initial, changes: subscriber)
+        }
+        guard jobID.map({ jobs[$0] != nil }) ?? true else {
+            subscriber.cancel()
+            throw SluiceError(.notFound, "no job \(jobID ?? "")")
+        }
+        let current = events.currentID
+        let snapshot: [JobSnapshot]
+        if let jobID {
+            snapshot = [jobs[jobID]!]
+        } else {
+            // Chosen live first, then newest; sent oldest first, as the dashboard expects.
+            let live: Set<JobState> = [.running, .queued, .paused]
+            let newestFirst = order.reversed().compactMap { jobs[$0] }
+            let chosen = Set(
+                (newestFirst.filter { live.contains($0.state) } + newestFirst.filter { !live.contains($0.state) })
+                    .prefix(Self.snapshotLimit).map(\.id)
+            )
+            snapshot = order.filter(chosen.contains).compactMap { jobs[$0] }
+        }
+        return JobSubscription(
+            reset: lastEventID != nil, initial: snapshot.map { JobEventMessage(.job($0), id: current) }, changes: subscriber
+        )
     }
 
     // MARK: Commands

@@ -15,7 +15,7 @@ public protocol JobService: Sendable {
     func resume(id: String) async throws -> JobSnapshot
     func delete(id: String, deleteFile: Bool) async throws
     /// The current jobs (or the one job) and the changes after them, with no gap between.
-    func subscribe(jobID: String?) async throws -> (initial: [JobSnapshot], changes: AsyncStream<JobEventMessage>)
+    func subscribe(jobID: String?, lastEventID: String?) async throws -> JobSubscription
     func countsByState() async -> [JobState: Int]
     func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot
     func pauseAll(_ selection: JobSelection) async throws -> [JobSnapshot]

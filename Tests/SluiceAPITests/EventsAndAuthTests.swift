@@ -9,6 +9,8 @@ import Testing
 struct EventReader {
     var iterator: HTTPClientResponse.Body.AsyncIterator
     var buffer = ""
+    /// The `id:` of the last event read.
+    var lastID: String?
 
     init(_ response: HTTPClientResponse) {
         iterator = response.body.makeAsyncIterator()
@@ -25,6 +27,7 @@ struct EventReader {
                 for line in frame.split(separator: "\n") {
                     if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
                     if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+                    if line.hasPrefix("id: ") { lastID = String(line.dropFirst(4)) }
                 }
                 guard !data.isEmpty else { continue }
                 let object = try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] ?? [:]
@@ -45,9 +48,12 @@ struct EventReader {
 }
 
 extension ServiceHarness {
-    func events(_ path: String, query: String = "", authorized: Bool = true) async throws -> HTTPClientResponse {
+    func events(
+        _ path: String, query: String = "", authorized: Bool = true, lastEventID: String? = nil
+    ) async throws -> HTTPClientResponse {
         var request = HTTPClientRequest(url: base + path + query)
         if authorized, let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }
         return try await client.execute(request, timeout: .seconds(30))
     }
 }
