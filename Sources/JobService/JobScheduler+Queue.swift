@@ -73,7 +73,7 @@ extension JobScheduler {
             case .queued, .paused, .failed:
                 job.waitingFor = notCompleted(job.after)
                 if job.state == .queued, case .failed(_, let reason) = JobDependencies.verdict(after: job.after, state: { self.jobs[$0]?.state }) {
-                    failForDependency(id, reason: reason)
+                    failForDependency([(id, reason)])
                     continue
                 }
             }
@@ -84,8 +84,15 @@ extension JobScheduler {
     /// Fails the queued job `id` with `dependency_failed`, then the queued jobs waiting for
     /// it, and so on down the chain. Called when a dependency fails or goes: a job resumed
     /// later waits for it again (a failed dependency can be retried).
-    func failForDependency(_ id: String, reason: String) {
-        var pending = [(id, reason)]
+    func failForDependency(_ starts: [(id: String, reason: String)]) {
+        guard !starts.isEmpty else { return }
+        // Who waits for whom, read once: a chain of thousands fails in one linear pass, not
+        // a scan of every job per link.
+        var dependents: [String: [String]] = [:]
+        for other in order {
+            for dependency in jobs[other]?.after ?? [] { dependents[dependency, default: []].append(other) }
+        }
+        var pending = starts.reversed().map { ($0.id, $0.reason) }
         while let (id, reason) = pending.popLast() {
             guard var job = jobs[id] else { continue }
             var lifecycle = JobLifecycle(state: job.state)
@@ -99,7 +106,7 @@ extension JobScheduler {
             // In a cluster every node may see the failure; the one whose write wins tells.
             guard update(job) else { continue }
             webhooks?.record(.failed, job: job)
-            pending += waiting(for: id).map { ($0, "dependency \(id) failed") }
+            pending += (dependents[id] ?? []).map { ($0, "dependency \(id) failed") }
         }
     }
 

@@ -190,7 +190,7 @@ extension JobScheduler {
         if job.state == .completed { webhooks?.record(.completed, job: job) }
         if job.state == .failed {
             webhooks?.record(.failed, job: job)
-            for other in waiting(for: id) { failForDependency(other, reason: "dependency \(id) failed") }
+            failForDependency(waiting(for: id).map { ($0, "dependency \(id) failed") })
         }
         schedule()
         scheduleWakeUp()

@@ -348,14 +348,15 @@ public actor JobScheduler {
         webhooks?.record(.removed, job: job)
         // A completed dependency has done its part: the jobs that waited for it forget it.
         // One deleted before completing fails the queued jobs waiting for it.
-        for other in waiting(for: id) {
-            if job.state == .completed {
+        let dependents = waiting(for: id)
+        if job.state == .completed {
+            for other in dependents {
                 var waiting = jobs[other]!
                 waiting.after.removeAll { $0 == id }
                 update(waiting)
-            } else {
-                failForDependency(other, reason: "dependency \(id) was deleted before it completed")
             }
+        } else {
+            failForDependency(dependents.map { ($0, "dependency \(id) was deleted before it completed") })
         }
         schedule()
         // A run that placed its file before the stop reached it: the file is finished, and
