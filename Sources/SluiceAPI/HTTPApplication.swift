@@ -2,6 +2,7 @@ import Foundation
 public import Hummingbird
 import HummingbirdCore
 import HummingbirdHTTP2
+import NIOCore
 public import JobService
 public import Logging
 public import Prometheus
@@ -23,7 +24,7 @@ public typealias SluiceRequestContext = BasicRequestContext
 /// URL is `https://`; the origin's `sendfile` fast path is for plain connections only.
 public func buildApplication(
     configuration: ServiceConfiguration, routes: RouterResponder<SluiceRequestContext>, origin: RangeOrigin,
-    metrics: PrometheusMetricsFactory, logger: Logger, certificate: ServerCertificate? = nil,
+    metrics: PrometheusMetricsFactory, logger: Logger, certificate: ServerCertificate? = nil, storeHealth: StoreHealth? = nil,
     onListening: @escaping @Sendable (String) async -> Void = { _ in }
 ) throws -> some Service {
     let admission = OriginAdmission(allowedHosts: configuration.hostCheck, token: try configuration.tokenDigest())
@@ -31,20 +32,24 @@ public func buildApplication(
     let deadlines = { @Sendable in
         ConnectionDeadlineHandler(headTimeout: .init(configuration.requestHeadTimeout), idleTimeout: .init(configuration.idleTimeout))
     }
+    // `/healthz` on the event loop, when the service watches a store.
+    let health = { @Sendable () -> [any RemovableChannelHandler] in
+        storeHealth.map { [HealthFastPathHandler(health: $0, admits: admission.admitsWithoutToken)] } ?? []
+    }
     let server: HTTPServerBuilder
     if let certificate {
         server = HTTPServerBuilder { responder in
             TLSHTTPChannel(
                 certificate: certificate, handshakeTimeout: .init(configuration.requestHeadTimeout),
-                http1: .init(additionalChannelHandlers: [deadlines()]),
-                http2: .init(idleTimeout: configuration.idleTimeout), responder: responder
+                http1: .init(additionalChannelHandlers: [deadlines()] + health()),
+                http2: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(additionalChannelHandlers: health())),
+                responder: responder
             )
         }
     } else {
         server = .http1(
             configuration: .init(
-                additionalChannelHandlers: [
-                    deadlines(),
+                additionalChannelHandlers: [deadlines()] + health() + [
                     origin.fileFastPath(
                         admits: admission.admits, extraHeaders: [.server: serverName],
                         answered: RequestTimers(factory: metrics).recorder(method: .get, route: "/files/**")

@@ -9,6 +9,11 @@ struct OriginAdmission: Sendable {
     let allowedHosts: Set<String>?
     let token: TokenDigest?
 
+    /// The host check alone: for routes open without the token (`/healthz`).
+    func admitsWithoutToken(_ request: HTTPRequest) -> Bool {
+        BrowserGuardMiddleware<SluiceRequestContext>.misdirection(host: request.authority, allowedHosts: allowedHosts) == nil
+    }
+
     func admits(_ request: HTTPRequest) -> Bool {
         if BrowserGuardMiddleware<SluiceRequestContext>.misdirection(host: request.authority, allowedHosts: allowedHosts) != nil {
             return false

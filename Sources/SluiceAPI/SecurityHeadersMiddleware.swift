@@ -23,4 +23,4 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
 private let dashboardPolicy =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
     + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-private let apiPolicy = "default-src 'none'; frame-ancestors 'none'; sandbox"
+let apiPolicy = "default-src 'none'; frame-ancestors 'none'; sandbox"

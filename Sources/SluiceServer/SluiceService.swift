@@ -112,7 +112,7 @@ public func buildService(
     ).buildResponder()
     let application = try buildApplication(
         configuration: configuration, routes: routes, origin: origin, metrics: metrics, logger: logger,
-        certificate: certificate, onListening: onListening
+        certificate: certificate, storeHealth: storeHealth, onListening: onListening
     )
     return SluiceService(
         application: application, routes: routes, jobs: scheduler,
