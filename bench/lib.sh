@@ -15,6 +15,11 @@
 #   free_port / wait_for_port         loopback ports
 #   start_nginx ROOT / stop_nginx     nginx on 127.0.0.1 serving ROOT: NGINX_URL, NGINX_PID
 #   start_sluice DATA [ARGS] / stop_sluice   `sluice serve` on 127.0.0.1:0: SLUICE_URL, SLUICE_PID
+#   TLS=1: both servers over HTTPS    bench_tmp makes a throwaway CA and one leaf certificate
+#                                     (TLS_CA, TLS_CERT, TLS_KEY) that nginx and `sluice serve`
+#                                     both use; CURL_TLS / ARIA2_TLS / SLUICE_TLS are the
+#                                     clients' arguments to trust it (empty over plain HTTP);
+#                                     tls_describe says what was set up
 #   check_alive NAME PID              fails with the server's exit status and log tail if it died
 #   wait_for_quiet WHAT               waits for an idle machine; records a note when it was not
 #   make_random_file PATH MIB         random data, its SHA-256 in FILE_SHA256[PATH]
@@ -37,7 +42,22 @@
 #   QUIET_CPU=15        idle means: all cores less than this % busy for QUIET_SECONDS=2
 #                       seconds in a row, and no wrk/chromium/swift-build/swift-frontend/
 #                       swift-test process
+#   QUIET_PROCS=REGEX   the process names that mean "busy" (pgrep -x; default
+#                       wrk|chromium|chrome|swift-frontend|swift-build|swift-test|swift-driver);
+#                       e.g. leave swift-test out while someone's test process sits idle (the
+#                       CPU condition still holds)
 #   NGINX_WORKERS=2     nginx worker_processes
+#   TLS=0               1: nginx and `sluice serve` serve HTTPS only, with the same certificate
+#                       (EC P-256 leaf for localhost and 127.0.0.1, signed by a CA made for the
+#                       run with openssl); nginx speaks TLS 1.3 only (ssl_protocols TLSv1.3),
+#                       keeps `sendfile on` (unused over TLS: no kTLS) and offers no HTTP/2;
+#                       curl is run with --http1.1, so every client and server here speaks
+#                       HTTP/1.1 over TLS 1.3
+#   TLS_CIPHERSUITES=TLS_AES_256_GCM_SHA384   the only TLS 1.3 suite nginx accepts (set
+#                       empty to let each client choose): curl, wrk and aria2c (GnuTLS) put
+#                       AES-256-GCM first, BoringSSL (`sluice get`) AES-128-GCM, so pinning it
+#                       gives every download the same cipher; `sluice serve` (BoringSSL)
+#                       follows the client's order, i.e. AES-256-GCM for curl and wrk too
 #   TMPDIR=/var/tmp     where the temp dir goes (must not be tmpfs)    KEEP_TMP=1
 #   RESULTS_KV=FILE     where `result` appends KEY<TAB>VALUE lines (bench/table.sh sets it)
 #   OUT=FILE            also write the markdown report to FILE
@@ -53,7 +73,12 @@ BENCH_NAME=${BENCH_NAME:-bench}
 QUIET_WAIT=${QUIET_WAIT:-300}
 QUIET_CPU=${QUIET_CPU:-15}
 QUIET_SECONDS=${QUIET_SECONDS:-2}
+QUIET_PROCS=${QUIET_PROCS:-wrk|chromium|chrome|swift-frontend|swift-build|swift-test|swift-driver}
 NGINX_WORKERS=${NGINX_WORKERS:-2}
+TLS=${TLS:-0}
+TLS_CIPHERSUITES=${TLS_CIPHERSUITES-TLS_AES_256_GCM_SHA384}
+SCHEME=http
+[[ $TLS == 1 ]] && SCHEME=https
 CLK_TCK=$(getconf CLK_TCK)
 NCPU=$(nproc)
 MIB=1048576
@@ -142,6 +167,7 @@ bench_tmp() {
   trap bench_cleanup EXIT
   trap 'log "FAIL: command failed at line $LINENO: $BASH_COMMAND"' ERR
   trap 'exit 130' INT TERM
+  [[ $TLS != 1 ]] || make_tls_cert
 }
 
 # Stops one process of ours: TERM, up to 10 s, then KILL.
@@ -213,7 +239,7 @@ cpu_busy_percent() {
 # Pids of processes that mean someone else is building, testing or load-testing (matched on
 # the process name, so a command line that merely mentions them does not count).
 busy_processes() {
-  pgrep -x 'wrk|chromium|chrome|swift-frontend|swift-build|swift-test|swift-driver' 2>/dev/null | tr '\n' ' ' | sed 's/ $//' || true
+  pgrep -x "$QUIET_PROCS" 2>/dev/null | tr '\n' ' ' | sed 's/ $//' || true
 }
 QUIET_NOTES=()
 # wait_for_quiet WHAT: waits up to QUIET_WAIT s for QUIET_SECONDS idle seconds in a row;
@@ -232,7 +258,7 @@ wait_for_quiet() {
     if ((busy < QUIET_CPU)) && [[ -z $procs ]]; then quiet=$((quiet + 1)); else quiet=0; fi
     ((quiet >= QUIET_SECONDS)) && return 0
     if ((SECONDS >= deadline)); then
-      QUIET_NOTE="${busy}% CPU busy${procs:+, wrk/chromium/swift running}"
+      QUIET_NOTE="${busy}% CPU busy${procs:+, $(ps -o comm= -p "${procs// /,}" | sort -u | tr '\n' ' ' | sed 's/ $//') running}"
       QUIET_NOTES+=("$what: $QUIET_NOTE")
       warn "machine not idle after ${QUIET_WAIT}s before $what ($QUIET_NOTE, load $(cut -d' ' -f1 /proc/loadavg)${procs:+, pids $procs}); measuring anyway"
       return 0
@@ -241,7 +267,7 @@ wait_for_quiet() {
 }
 quiet_summary() {
   if ((${#QUIET_NOTES[@]} == 0)); then
-    echo "every measurement started on an idle machine (CPU < ${QUIET_CPU}% for ${QUIET_SECONDS} s in a row, no wrk/chromium/swift-build/swift-frontend process)"
+    echo "every measurement started on an idle machine (CPU < ${QUIET_CPU}% for ${QUIET_SECONDS} s in a row, no process named ${QUIET_PROCS//|/, })"
   else
     echo "NOT idle before ${#QUIET_NOTES[@]} measurement(s): $(printf '%s; ' "${QUIET_NOTES[@]}" | sed 's/; $//')"
   fi
@@ -344,15 +370,90 @@ wrk_result() {
 }
 wrk_version() { wrk -v 2>&1 | awk 'NR == 1 { sub(/^debian\//, "", $2); print $2 }'; }
 
+# ================================================================ TLS (TLS=1)
+[[ $TLS == 0 || $TLS == 1 ]] || die "TLS must be 0 or 1 (got $TLS)"
+# The clients' arguments to trust the run's CA (and curl's to speak HTTP/1.1, as every other
+# client here does: `sluice serve` offers h2 by ALPN, nginx here does not); empty over HTTP.
+CURL_TLS=() ARIA2_TLS=() SLUICE_TLS=()
+TLS_CA='' TLS_CERT='' TLS_KEY=''
+# make_tls_cert: a throwaway CA and a leaf for localhost and 127.0.0.1 signed by it, both EC
+# P-256, in $TMP/tls (called by bench_tmp when TLS=1). The helpers' own curl calls (jobs API,
+# checks) trust the CA through CURL_CA_BUNDLE.
+make_tls_cert() {
+  local dir=$TMP/tls
+  require_tools openssl
+  mkdir -p "$dir"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=Sluice bench CA" -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>"$dir/openssl.log" \
+    || die "openssl could not make the CA: $(cat "$dir/openssl.log")"
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=localhost \
+    -keyout "$dir/leaf.key" -out "$dir/leaf.csr" 2>"$dir/openssl.log" \
+    || die "openssl could not make the leaf key: $(cat "$dir/openssl.log")"
+  printf '%s\n' 'subjectAltName=DNS:localhost,IP:127.0.0.1' 'basicConstraints=critical,CA:FALSE' \
+    'keyUsage=critical,digitalSignature' 'extendedKeyUsage=serverAuth' >"$dir/leaf.ext"
+  openssl x509 -req -in "$dir/leaf.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial \
+    -days 1 -extfile "$dir/leaf.ext" -out "$dir/leaf.pem" 2>"$dir/openssl.log" \
+    || die "openssl could not sign the leaf: $(cat "$dir/openssl.log")"
+  chmod 644 "$dir"/*.pem "$dir"/*.key
+  TLS_CA=$dir/ca.pem TLS_CERT=$dir/leaf.pem TLS_KEY=$dir/leaf.key
+  CURL_TLS=(--http1.1 --cacert "$TLS_CA")
+  ARIA2_TLS=("--ca-certificate=$TLS_CA")
+  SLUICE_TLS=(--cacert "$TLS_CA")
+  export CURL_CA_BUNDLE=$TLS_CA
+  log "TLS: CA $TLS_CA, leaf $TLS_CERT (EC P-256, localhost + 127.0.0.1) for both servers"
+}
+# One line about the TLS setup for the reports (empty over plain HTTP).
+tls_describe() {
+  [[ $TLS == 1 ]] || return 0
+  local suites="each client picks its cipher suite (TLS_CIPHERSUITES empty)"
+  [[ -z $TLS_CIPHERSUITES ]] || suites="nginx accepts only $TLS_CIPHERSUITES"
+  printf 'HTTPS only: TLS 1.3 only at nginx (%s), HTTP/1.1 everywhere (curl --http1.1; nginx offers no h2), the same EC P-256 certificate on both servers (a throwaway CA made with openssl, trusted with --cacert / --ca-certificate), nginx without kTLS (so no sendfile over TLS), %s' \
+    "$(nginx -V 2>&1 | sed -n 's/.*running with \(OpenSSL [^ ]*\).*/\1/p; t; s/^built with \(OpenSSL [^ ]*\).*/\1/p')" "$suites"
+}
+# tls_handshake URL [openssl s_client ARGS]: "PROTOCOL CIPHER" of a handshake verified against
+# the run's CA, or nothing when it failed.
+tls_handshake() {
+  local hostport=${1#https://}
+  shift
+  hostport=${hostport%%/*}
+  openssl s_client -connect "$hostport" -servername localhost -verify_return_error -CAfile "$TLS_CA" "$@" \
+    </dev/null 2>/dev/null | awk '/^New, / { p = $2; c = $NF; sub(/,$/, "", p) } END { if (p != "" && p != "(NONE)") print p, c }'
+}
+# check_tls NAME URL: a verified TLS 1.3 handshake must succeed (and for nginx, TLS 1.2 must
+# fail); records "PROTOCOL CIPHER" (openssl s_client's choice) in TLS_SEEN[NAME].
+declare -A TLS_SEEN=()
+check_tls() {
+  local name=$1 url=$2 got
+  [[ $TLS == 1 ]] || return 0
+  got=$(tls_handshake "$url")
+  [[ $got == TLSv1.3* ]] || die "$name: no verified TLS 1.3 handshake at $url (got: ${got:-nothing})"
+  TLS_SEEN[$name]=$got
+  if [[ $name == nginx ]]; then
+    [[ -z $(tls_handshake "$url" -tls1_2) ]] || die "nginx accepted a TLS 1.2 handshake"
+  fi
+  local refused=
+  [[ $name != nginx ]] || refused="; TLS 1.2 refused"
+  log "$name: $got, certificate verified against the run's CA$refused"
+}
+
 # ================================================================ nginx
 nginx_version() { nginx -v 2>&1 | sed 's/.*nginx\///'; }
 # start_nginx ROOT: nginx on 127.0.0.1 serving ROOT (NGINX_WORKERS workers, sendfile on,
 # access_log off, keep-alive up to 1,000,000 requests); sets NGINX_PID, NGINX_PORT, NGINX_URL.
+# With TLS=1: HTTPS only, TLS 1.3 only, the run's certificate, TLS_CIPHERSUITES (when set)
+# the only suite; checked with openssl s_client (check_tls).
 start_nginx() {
-  local root=$1 dir=$TMP/nginx user='' attempt
+  local root=$1 dir=$TMP/nginx user='' attempt tls_conf=''
   require_tools nginx
   mkdir -p "$dir"
   [[ $EUID == 0 ]] && user="user root;"
+  if [[ $TLS == 1 ]]; then
+    tls_conf="ssl_certificate $TLS_CERT;
+    ssl_certificate_key $TLS_KEY;
+    ssl_protocols TLSv1.3;"
+    [[ -z $TLS_CIPHERSUITES ]] || tls_conf+="
+    ssl_conf_command Ciphersuites $TLS_CIPHERSUITES;"
+  fi
   for attempt in 1 2 3 4 5; do
     NGINX_PORT=$(free_port)
     cat >"$dir/nginx.conf" <<EOF
@@ -375,7 +476,8 @@ http {
   uwsgi_temp_path $dir/uwsgi;
   scgi_temp_path $dir/scgi;
   server {
-    listen 127.0.0.1:$NGINX_PORT;
+    listen 127.0.0.1:$NGINX_PORT${tls_conf:+ ssl};
+    ${tls_conf}
     root $root;
   }
 }
@@ -386,8 +488,9 @@ EOF
     wait_for_port "$NGINX_PORT"
     sleep 0.2
     if kill -0 "$NGINX_PID" 2>/dev/null; then
-      NGINX_URL=http://127.0.0.1:$NGINX_PORT
+      NGINX_URL=$SCHEME://127.0.0.1:$NGINX_PORT
       log "nginx $(nginx_version) pid $NGINX_PID on $NGINX_URL serving $root ($NGINX_WORKERS workers)"
+      check_tls nginx "$NGINX_URL"
       return 0
     fi
     wait "$NGINX_PID" 2>/dev/null || true
@@ -405,7 +508,8 @@ stop_nginx() {
 SLUICE_STARTS=0
 # start_sluice DATA_DIR [MORE SERVE ARGS]: `sluice serve` on 127.0.0.1, a free port, the data
 # dir given; sets SLUICE_PID, SLUICE_URL (http://127.0.0.1:PORT) and SLUICE_LOG (its output
-# files, SLUICE_LOG.out / .err).
+# files, SLUICE_LOG.out / .err). With TLS=1 it gets --tls-cert/--tls-key (the run's
+# certificate, the same as nginx's) and SLUICE_URL is https://.
 start_sluice() {
   local data=$1 i
   shift
@@ -413,18 +517,21 @@ start_sluice() {
   SLUICE_LOG=$TMP/sluice.$SLUICE_STARTS
   mkdir -p "$data"
   SLUICE_CMD=("$SLUICE_BIN" serve --host 127.0.0.1 --port 0 --data "$data" "$@")
+  [[ $TLS != 1 ]] || SLUICE_CMD+=(--tls-cert "$TLS_CERT" --tls-key "$TLS_KEY")
   "${SLUICE_CMD[@]}" >"$SLUICE_LOG.out" 2>"$SLUICE_LOG.err" &
   SLUICE_PID=$!
   SLUICE_URL=
   for i in $(seq 1 300); do
-    SLUICE_URL=$(sed -n 's/^Sluice listening on \(http:[^ ]*\).*/\1/p' "$SLUICE_LOG.out" | head -1)
+    SLUICE_URL=$(sed -n 's/^Sluice listening on \(https\{0,1\}:[^ ]*\).*/\1/p' "$SLUICE_LOG.out" | head -1)
     [[ -n $SLUICE_URL ]] && break
     kill -0 "$SLUICE_PID" 2>/dev/null || die "sluice serve exited: $(cat "$SLUICE_LOG.err" "$SLUICE_LOG.out")"
     sleep 0.1
   done
   [[ -n $SLUICE_URL ]] || die "sluice serve did not print its listening line within 30 s"
   SLUICE_URL=${SLUICE_URL%/}
+  [[ $SLUICE_URL == "$SCHEME://"* ]] || die "sluice serve listens on $SLUICE_URL, expected $SCHEME://"
   log "sluice serve pid $SLUICE_PID on $SLUICE_URL (data $data${*:+, $*})"
+  check_tls sluice "$SLUICE_URL"
 }
 stop_sluice() {
   stop_pid "$SLUICE_PID"

@@ -15,7 +15,12 @@
 # any non-2xx answer or a wrong body size fail the script. CPU time of each server (from
 # /proc/PID/stat) is recorded during the wrk run and the curl runs, with the share of the CPU
 # that other processes took meanwhile. Prints a markdown table and the Sluice/nginx ratios
-# (targets: req/s >= 0.8x, MB/s >= 1.0x nginx).
+# (targets: req/s >= 0.8x, MB/s >= 1.0x nginx; with TLS=1, issue 19: both >= 0.8x).
+#
+# TLS=1 (bench/lib.sh) does all of it over HTTPS: nginx (TLS 1.3 only, no kTLS, so no
+# sendfile) and `sluice serve --tls-cert C --tls-key K` use the same throwaway certificate;
+# curl runs with --http1.1 --cacert CA (Sluice would offer it h2), wrk speaks HTTP/1.1 over TLS
+# without verifying.
 #
 # Environment (all optional; see also bench/lib.sh):
 #   SLUICE_BIN=PATH     binary to benchmark (default .build-release/release/sluice, built
@@ -25,6 +30,12 @@
 #   FILE_MIB=1024       size of the served file in MiB
 #   CURL_RUNS=3         whole-file transfers per server (median reported)
 #   QUIET_WAIT=300      wait up to this many seconds for an idle machine before each server
+#   TARGET_REQS=0.8     Sluice / nginx req/s target   TARGET_MBS=1.0 (0.8 with TLS=1) MB/s
+#   TLS=1               everything over HTTPS (see above and bench/lib.sh)
+#   PROFILE=0           1: afterwards, `perf record -a` (cpu-clock, call graphs) of PROFILE_WRK=5s of
+#                       the same wrk load and of one whole-file curl, for each server; report in
+#                       PROFILE_OUT (default bench/out/origin-profile.txt, origin-tls-profile.txt
+#                       with TLS=1)
 #   OUT=FILE            also write the markdown results to FILE
 #   KEEP_TMP=1          keep the temp dir (file, configs, logs) for inspection
 set -euo pipefail
@@ -39,11 +50,16 @@ THREADS=${THREADS:-2}
 CONNECTIONS=${CONNECTIONS:-64}
 FILE_MIB=${FILE_MIB:-1024}
 CURL_RUNS=${CURL_RUNS:-3}
+TARGET_REQS=${TARGET_REQS:-0.8}
+if [[ ${TLS:-0} == 1 ]]; then TARGET_MBS=${TARGET_MBS:-0.8}; else TARGET_MBS=${TARGET_MBS:-1.0}; fi
+PROFILE=${PROFILE:-0}
+PROFILE_WRK=${PROFILE_WRK:-5s}
 FILE_BYTES=$((FILE_MIB * MIB))
 RANGE_BYTES=65536
 LUA=$BENCH_DIR/random-range.lua
 
 require_tools nginx wrk curl
+[[ $PROFILE != 1 ]] || require_tools perf
 resolve_sluice
 log "sluice: $(sluice_describe)"
 bench_tmp
@@ -57,7 +73,7 @@ DATA_SHA256=${FILE_SHA256[$DATA]}
 preflight() {
   local name=$1 url=$2 out code size first expected
   for first in 0 $(((FILE_BYTES / 2 / RANGE_BYTES) * RANGE_BYTES + 12345)) $((FILE_BYTES - RANGE_BYTES)); do
-    out=$(curl -s -o "$TMP/$name.range" -r "$first-$((first + RANGE_BYTES - 1))" -D "$TMP/$name.headers" \
+    out=$(curl -s "${CURL_TLS[@]}" -o "$TMP/$name.range" -r "$first-$((first + RANGE_BYTES - 1))" -D "$TMP/$name.headers" \
       -w '%{http_code} %{size_download}' "$url")
     read -r code size <<<"$out"
     [[ $code == 206 ]] || die "$name answered $code to a ranged GET of $url (expected 206)"
@@ -67,9 +83,9 @@ preflight() {
     expected=$(dd if="$DATA" iflag=skip_bytes,count_bytes skip="$first" count="$RANGE_BYTES" status=none | sha256sum)
     [[ $(sha256sum <"$TMP/$name.range") == "$expected" ]] || die "$name sent the wrong bytes for the range at $first"
   done
-  out=$(curl -s -o /dev/null -I -w '%{http_code}' "$url")
+  out=$(curl -s "${CURL_TLS[@]}" -o /dev/null -I -w '%{http_code}' "$url")
   [[ $out == 200 ]] || die "$name answered $out to HEAD $url"
-  verify_stream_sha256 "$DATA_SHA256" "$name: whole-file GET of $url" < <(curl -sf "$url")
+  verify_stream_sha256 "$DATA_SHA256" "$name: whole-file GET of $url" < <(curl -sf "${CURL_TLS[@]}" "$url")
   log "$name: ranged GETs -> 206 with the right Content-Range and bytes; whole file SHA-256 ok"
 }
 
@@ -111,16 +127,17 @@ run_wrk() {
 # Whole-file transfers to /dev/null; sets MBS (median MB/s, 10^6 bytes), CURL_CPU_S_PER_GIB,
 # CURL_OTHER_PCT.
 run_curl() {
-  local name=$1 url=$2 pid=$3 i out code size speed total speeds=()
+  local name=$1 url=$2 pid=$3 i out code size speed total version speeds=()
   phase_begin "$pid"
   for ((i = 1; i <= CURL_RUNS; i++)); do
-    out=$(curl -s -o /dev/null -w '%{http_code} %{size_download} %{speed_download} %{time_total}' "$url") \
+    out=$(curl -s "${CURL_TLS[@]}" -o /dev/null -w '%{http_code} %{size_download} %{speed_download} %{time_total} %{http_version}' "$url") \
       || {
         check_alive "$name" "$pid"
         die "$name: curl failed on $url"
       }
-    read -r code size speed total <<<"$out"
+    read -r code size speed total version <<<"$out"
     [[ $code == 200 && $size == "$FILE_BYTES" ]] || die "$name: whole-file GET gave $code with $size bytes"
+    [[ $version == 1.1 ]] || die "$name: whole-file GET spoke HTTP/$version, expected 1.1"
     log "$name: curl run $i: $(awk -v s="$speed" 'BEGIN { printf "%.0f", s / 1e6 }') MB/s, ${total}s"
     speeds+=("$speed")
   done
@@ -156,9 +173,14 @@ for name in nginx sluice; do
   result "origin.$name.mbs" "${R[$name.mbs]}"
 done
 for name in nginx sluice; do
-  url=$(sed -E 's|^http://127\.0\.0\.1:[0-9]+/|http://127.0.0.1:PORT/|' <<<"${URL[$name]}")
+  url=$(sed -E 's|^(https?)://127\.0\.0\.1:[0-9]+/|\1://127.0.0.1:PORT/|' <<<"${URL[$name]}")
   result "origin.cmd.wrk.$name" "wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency -s bench/random-range.lua $url -- $FILE_BYTES"
-  result "origin.cmd.curl.$name" "curl -s -o /dev/null $url"
+  curl_args="${CURL_TLS[*]}"
+  result "origin.cmd.curl.$name" "curl -s ${curl_args:+${curl_args//$TMP/\$TMP} }-o /dev/null $url"
+  result "origin.$name.cpu_ms_per_kreq" "${R[$name.cpu_kreq]}"
+  result "origin.$name.cpu_s_per_gib" "${R[$name.cpu_gib]}"
+  result "origin.$name.other_pct" "wrk ${R[$name.other_wrk]}%, curl ${R[$name.other_curl]}%"
+  [[ -z ${TLS_SEEN[$name]:-} ]] || result "origin.$name.tls" "${TLS_SEEN[$name]}"
 done
 result origin.note "$WARMUP wrk warm-up first; curl: median of $CURL_RUNS"
 result origin.cmd.sluice "${SLUICE_CMD[*]//$TMP/\$TMP}"
@@ -166,16 +188,53 @@ result origin.file_mib "$FILE_MIB"
 result origin.verified "$VERIFIED"
 
 yesno() { [[ $1 == yes ]] && echo "meets $2" || echo "**misses $2**"; }
+TLS_TEXT=
+[[ $TLS != 1 ]] || TLS_TEXT=" $(tls_describe); openssl s_client negotiated ${TLS_SEEN[nginx]} with nginx and ${TLS_SEEN[sluice]} with Sluice."
 RQ=$(ratio "${R[sluice.reqs]}" "${R[nginx.reqs]}")
 RM=$(ratio "${R[sluice.mbs]}" "${R[nginx.mbs]}")
 RP=$(ratio "${R[sluice.p99]}" "${R[nginx.p99]}")
 RCK=$(ratio "${R[sluice.cpu_kreq]}" "${R[nginx.cpu_kreq]}")
 RCG=$(ratio "${R[sluice.cpu_gib]}" "${R[nginx.cpu_gib]}")
 
-emit_report "$(machine_line); sluice: $(sluice_describe); nginx $(nginx_version) ($NGINX_WORKERS workers, sendfile, access_log off). wrk -t$THREADS -c$CONNECTIONS -d$DURATION (after ${WARMUP} warm-up), random 64 KiB-aligned 64 KiB ranges of a ${FILE_MIB} MiB file; MB/s = median of $CURL_RUNS whole-file \`curl -o /dev/null\` GETs (10^6 bytes/s). File in page cache; wrk/curl share the $NCPU cores with the server. Ranges and one whole-file GET per server verified by SHA-256 ($VERIFIED checks). CPU used by other processes during the measurements (share of all cores; should be ~0): nginx wrk ${R[nginx.other_wrk]}%, curl ${R[nginx.other_curl]}%; Sluice wrk ${R[sluice.other_wrk]}%, curl ${R[sluice.other_curl]}%. Quiet check: $(quiet_summary).
+emit_report "$(machine_line); sluice: $(sluice_describe); nginx $(nginx_version) ($NGINX_WORKERS workers, sendfile, access_log off).$TLS_TEXT wrk -t$THREADS -c$CONNECTIONS -d$DURATION (after ${WARMUP} warm-up), random 64 KiB-aligned 64 KiB ranges of a ${FILE_MIB} MiB file; MB/s = median of $CURL_RUNS whole-file \`curl -o /dev/null\` GETs (10^6 bytes/s). File in page cache; wrk/curl share the $NCPU cores with the server. Ranges and one whole-file GET per server verified by SHA-256 ($VERIFIED checks). CPU used by other processes during the measurements (share of all cores; should be ~0): nginx wrk ${R[nginx.other_wrk]}%, curl ${R[nginx.other_curl]}%; Sluice wrk ${R[sluice.other_wrk]}%, curl ${R[sluice.other_curl]}%. Quiet check: $(quiet_summary).
 
 | server | req/s (64 KiB ranges) | p50 latency | p99 latency | MB/s (whole file) | server CPU ms / 1k req | server CPU s / GiB |
 |---|---:|---:|---:|---:|---:|---:|
 | nginx $(nginx_version) | ${R[nginx.reqs]} | ${R[nginx.p50]} ms | ${R[nginx.p99]} ms | ${R[nginx.mbs]} | ${R[nginx.cpu_kreq]} | ${R[nginx.cpu_gib]} |
 | Sluice | ${R[sluice.reqs]} | ${R[sluice.p50]} ms | ${R[sluice.p99]} ms | ${R[sluice.mbs]} | ${R[sluice.cpu_kreq]} | ${R[sluice.cpu_gib]} |
-| **Sluice / nginx** | **${RQ}x** ($(yesno "$(meets "$RQ" '>=' 0.8)" 0.8x)) | | ${RP}x | **${RM}x** ($(yesno "$(meets "$RM" '>=' 1.0)" 1.0x)) | ${RCK}x | ${RCG}x |"
+| **Sluice / nginx** | **${RQ}x** ($(yesno "$(meets "$RQ" '>=' "$TARGET_REQS")" "${TARGET_REQS}x")) | | ${RP}x | **${RM}x** ($(yesno "$(meets "$RM" '>=' "$TARGET_MBS")" "${TARGET_MBS}x")) | ${RCK}x | ${RCG}x |"
+
+# ---------------------------------------------------------------- profile
+if [[ $PROFILE == 1 ]]; then
+  if [[ $TLS == 1 ]]; then PROF=${PROFILE_OUT:-$BENCH_DIR/out/origin-tls-profile.txt}; else PROF=${PROFILE_OUT:-$BENCH_DIR/out/origin-profile.txt}; fi
+  mkdir -p "$(dirname "$PROF")"
+  for name in nginx sluice; do
+    url=${URL[$name]}
+    wait_for_quiet "profile $name wrk"
+    log "profiling $name under wrk -d$PROFILE_WRK with perf record -a"
+    perf record -q -a -F 999 -e cpu-clock -g -o "$TMP/perf-$name-wrk.data" -- \
+      wrk -t"$THREADS" -c"$CONNECTIONS" -d"$PROFILE_WRK" -s "$LUA" "$url" -- "$FILE_BYTES" >"$TMP/perf.out" 2>&1 \
+      || { cat "$TMP/perf.out" >&2; die "perf record (wrk, $name) failed"; }
+    wait_for_quiet "profile $name curl"
+    log "profiling $name for one whole-file curl with perf record -a"
+    perf record -q -a -F 1999 -e cpu-clock -g -o "$TMP/perf-$name-curl.data" -- \
+      curl -s "${CURL_TLS[@]}" -o /dev/null "$url" >"$TMP/perf.out" 2>&1 \
+      || { cat "$TMP/perf.out" >&2; die "perf record (curl, $name) failed"; }
+  done
+  {
+    for name in nginx sluice; do
+      for load in wrk curl; do
+        report() { perf report -i "$TMP/perf-$name-$load.data" --stdio "$@" 2>/dev/null | grep -v '^#' | grep . || true; }
+        echo "# $name${TLS_CA:+ over TLS}, $load load (perf record -a: the whole machine, server and client), $(date -u '+%Y-%m-%d %H:%M UTC'); sluice: $(sluice_describe)"
+        echo "## by process name (comm)"
+        report --no-children --sort comm -g none | head -12
+        echo "## self, by comm, DSO and symbol (top 50)"
+        report --no-children --sort comm,dso,sym -g none | head -50
+        echo "## inclusive (children), by comm and symbol (top 40)"
+        report --children --sort comm,sym -g none | head -40
+        echo
+      done
+    done
+  } >"$PROF"
+  log "wrote $PROF"
+fi
