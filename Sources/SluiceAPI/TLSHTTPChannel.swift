@@ -54,9 +54,10 @@ struct TLSHTTPChannel: HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(negotiation)
             let negotiated = negotiation.protocolNegotiationResult
             let deadline = channel.eventLoop.scheduleTask(in: handshakeTimeout) { channel.close(promise: nil) }
+            let bound = NIOLoopBound(quiesce, eventLoop: channel.eventLoop)
             negotiated.whenComplete { _ in
                 deadline.cancel()
-                quiesce.negotiated(channel: channel)
+                bound.value.negotiated(channel: channel)
             }
             return Value(negotiated: negotiated, channel: channel)
         }

@@ -26,37 +26,48 @@ struct StoreOutageTests {
         return [postmaster] + children
     }
 
-    static func health(_ service: ServiceHarness) async throws -> (status: Int, body: String, seconds: Double) {
+    static func health(port: Int) async throws -> (status: Int, body: String, seconds: Double) {
         let start = ContinuousClock.now
-        let reply = try await service.request(.GET, "/healthz")
+        let reply = try await RawHTTPClient.request(port: port, path: "/healthz")
         return (reply.status, String(decoding: reply.body, as: UTF8.self), (ContinuousClock.now - start) / .seconds(1))
     }
 
+    /// The service runs as a process of its own: while the store is frozen its threads wait
+    /// on it, and this test process's (shared by every other test) must not.
     @Test func healthzSaysDegradedWhileTheStoreIsFrozenAndOkOnceItAnswers() async throws {
         let server = try TestPostgres.ownServer()
         defer { try? server.stop() }
-        let store = try PostgresLocation(server.url(database: "sluice"))
-        try await ServiceHarness.with(configure: { $0.store = store }) { service in
-            #expect(try await Self.health(service).body == #"{"status":"ok"}"#)
+        try await withTemporaryDirectory { directory in
+            let node = try ChildProcess(
+                arguments: ["serve", "--port", "0", "--data", directory.path + "/data", "--store", server.url(database: "sluice")]
+            )
+            defer {
+                node.signal(SIGKILL)
+            }
+            let line = try await node.waitForLine(containing: "listening on http://127.0.0.1:")
+            let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
+            #expect(try await Self.health(port: port).body == #"{"status":"ok"}"#)
             let frozen = try Self.processes(of: server)
             #expect(frozen.count > 1)
             for pid in frozen { kill(pid, SIGSTOP) }
             defer { for pid in frozen { kill(pid, SIGCONT) } }
             let stoppedAt = ContinuousClock.now
-            var last = try await Self.health(service)
+            var last = try await Self.health(port: port)
+            var slowest = last.seconds
             while last.status == 200, ContinuousClock.now - stoppedAt < .seconds(20) {
                 try await Task.sleep(for: .milliseconds(200))
-                last = try await Self.health(service)
+                last = try await Self.health(port: port)
+                slowest = max(slowest, last.seconds)
             }
             #expect(last.status == 503)
             #expect(last.body == #"{"status":"degraded","store":"unavailable"}"#)
             #expect(ContinuousClock.now - stoppedAt < .seconds(15), "degraded within 15 s of the stall")
-            #expect(last.seconds < 1, "answered at once, not after a store call")
+            #expect(slowest < 1, "answered at once, never after a store call")
             for pid in frozen { kill(pid, SIGCONT) }
             let resumedAt = ContinuousClock.now
             while last.status != 200, ContinuousClock.now - resumedAt < .seconds(30) {
                 try await Task.sleep(for: .milliseconds(200))
-                last = try await Self.health(service)
+                last = try await Self.health(port: port)
             }
             #expect(last.status == 200, "ok again once the store answers")
         }
