@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NIOSSL
 public import SluiceCore
 
 /// A failure worth retrying, with what to report if retries run out.
@@ -42,6 +43,11 @@ extension SluiceError {
         // (`Download.event(for:)`): what is left of the client's errors is the URL's fault.
         if let error = error as? HTTPClientError, error == .invalidURL || error == .emptyHost || error == .emptyScheme {
             return .failure(SluiceError(.invalidURL, "the URL cannot be fetched", cause: error))
+        }
+        // A TLS connection cut mid-way is a network failure; its message names no TLS
+        // library internals (the cause, for logs, keeps them).
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
+            return .success(TransientFailure(error: SluiceError(.network, "the TLS connection was cut or closed uncleanly", cause: error)))
         }
         return .success(TransientFailure(error: SluiceError(.network, "network error: \(error)", cause: error)))
     }
