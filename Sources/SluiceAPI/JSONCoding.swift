@@ -42,6 +42,9 @@ enum JSONCoding {
         } catch {
             throw SluiceError(.payloadTooLarge, "the body is larger than 64 KiB")
         }
+        if let key = JSONDuplicateKeys.first(in: buffer.readableBytesView) {
+            throw SluiceError(.invalidJSON, "the key \(String(key.prefix(64)).debugDescription) appears twice in one object")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as SluiceError {

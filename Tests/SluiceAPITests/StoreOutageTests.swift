@@ -62,7 +62,9 @@ struct StoreOutageTests {
             #expect(last.status == 503)
             #expect(last.body == #"{"status":"degraded","store":"unavailable"}"#)
             #expect(ContinuousClock.now - stoppedAt < .seconds(15), "degraded within 15 s of the stall")
-            #expect(slowest < 1, "answered at once, never after a store call")
+            // A store call would take the store's 10 s timeout or hang; under CI's load a
+            // request of this busy test process has been seen to take up to 3 s by itself.
+            #expect(slowest < 5, "answered at once, never after a store call")
             for pid in frozen { kill(pid, SIGCONT) }
             let resumedAt = ContinuousClock.now
             while last.status != 200, ContinuousClock.now - resumedAt < .seconds(30) {
