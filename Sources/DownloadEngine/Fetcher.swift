@@ -230,6 +230,13 @@ public final class Fetcher: Sendable {
         return SluiceError(.tls, TLSFailure.certificateMessage(leaf: leaf, host: origin.host), cause: error)
     }
 
+    /// The `tls` failure `error` is when it is a failed handshake with `url`'s server, for
+    /// callers with a client of their own (`sluice healthcheck`); nil for any other error.
+    public static func tlsFailure(_ error: any Error, url: String) async -> SluiceError? {
+        guard TLSFailure.isHandshakeFailure(error), let origin = URLOrigin(url) else { return nil }
+        return await tlsFailure(error, origin: origin, address: origin.host)
+    }
+
     /// What a failure through `proxy` tells the user: the proxy, redacted, and why. A proxy
     /// that refuses (a 4xx to `CONNECT`: 403 by its rules, 407 for credentials) is final,
     /// with its status; a 5xx or a drop is retried.

@@ -36,17 +36,19 @@ struct Healthcheck: AsyncParsableCommand {
         var configuration = HTTPClient.Configuration()
         configuration.tlsConfiguration = trust.clientConfiguration(insecure: insecure || (url == nil && cacert == nil))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        defer { _ = client.shutdown() }
+        let status: UInt?
         do {
-            let response = try await client.execute(HTTPClientRequest(url: target), timeout: .seconds(3))
-            guard response.status == .ok else {
-                printError("sluice healthcheck: \(target) answered \(response.status.code)")
-                throw ExitCode.failure
-            }
-        } catch let exit as ExitCode {
-            throw exit
+            status = try await client.execute(HTTPClientRequest(url: target), timeout: .seconds(3)).status.code
         } catch {
-            printError("sluice healthcheck: \(target): \(error)")
+            // A certificate problem in words, as `get` says it, not the TLS library's.
+            let tls = await Fetcher.tlsFailure(error, url: target)
+            printError("sluice healthcheck: \(target): \(tls?.message ?? "\(error)")")
+            status = nil
+        }
+        try? await client.shutdown()
+        guard let status else { throw ExitCode.failure }
+        guard status == 200 else {
+            printError("sluice healthcheck: \(target) answered \(status)")
             throw ExitCode.failure
         }
     }
