@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOPosix
 import SluiceCore
 
@@ -33,7 +34,7 @@ extension Download {
         let identity = try file.identity()
         var intent = state.checkpoint(url: url) ?? DownloadCheckpoint(url: url)
         intent.placement = .init(device: identity.device, inode: identity.inode, size: size, sha256: digest, fileName: name)
-        try await store.save(intent)
+        try await saveWaitingForStore(intent)
         let path = try FilePlacement.place(target.partialPath, at: target.destination, name: name)
         // Placed: the download has succeeded whatever happens next. The intent stays until
         // the owner records the result (the job store clears it in the same write that
@@ -41,6 +42,25 @@ extension Download {
         state.setPhase(.finished)
         reporter.yield(.progress(currentProgress()))
         return DownloadResult(path: path, fileName: (path as NSString).lastPathComponent, sha256: digest, bytes: size)
+    }
+
+    /// Saves the placement intent, waiting for a store that does not answer (an outage):
+    /// the file is placed once its intent is stored, so a crash never leaves a second copy,
+    /// and the download does not fail because its store blinked. A pause or a stop still
+    /// ends the wait.
+    func saveWaitingForStore(_ intent: DownloadCheckpoint) async throws {
+        var waited = false
+        while true {
+            do {
+                try await store.save(intent)
+                if waited { logger.notice("the store answers again; placing the file") }
+                return
+            } catch let error as SluiceError where error.code == .storeUnavailable {
+                if !waited { logger.warning("the file is verified; it is placed once the store answers: \(error)") }
+                waited = true
+                try await options.clock.sleep(.seconds(1))
+            }
+        }
     }
 
     /// A previous run that placed its file and died before its job was saved `completed`:

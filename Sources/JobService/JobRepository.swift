@@ -1,6 +1,5 @@
 public import DownloadEngine
 public import Foundation
-import NIOPosix
 public import SluiceCore
 
 /// Durable jobs and their download checkpoints. The scheduler talks to this protocol; the
@@ -55,12 +54,10 @@ public struct JobCheckpointStore: CheckpointStore {
     }
     public func remove() async throws { try await Self.offLoop { try repository.saveCheckpoint(nil, id: id) } }
 
-    /// A store write waits for the disk (SQLite syncs its log): on NIO's thread pool, not on
-    /// the data-plane loop the download runs on, whose other connections would wait with it.
-    /// A cancelled task (a pause, a stop) cannot hand work to the pool: its last checkpoint
-    /// is written in place.
+    /// A store write waits for the disk (SQLite syncs its log) or the network: on the store's
+    /// threads (`StoreCalls`), not on the data-plane loop the download runs on, whose other
+    /// connections would wait with it.
     static func offLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        if Task.isCancelled { return try work() }
-        return try await NIOThreadPool.singleton.runIfActive(work)
+        try await StoreCalls.run(work)
     }
 }

@@ -24,39 +24,77 @@ extension JobScheduler {
 
     /// Claims ready jobs for the free slots and starts them. `schedule()` asks only when a
     /// job this node knows of looks ready; the store decides which are.
+    ///
+    /// The store is asked on its own threads while this actor goes on; one claim at a time,
+    /// and none while the store is not answering (slots freed meanwhile ask again after it).
     func claimAndStart(free: Int) {
-        guard let cluster, free > 0, !settings.paused else { return }
-        let claimed: [ClaimedJob]
-        do {
-            claimed = try cluster.claim(limit: free)
-        } catch {
-            logger.warning("cannot claim jobs: \(error)")
+        guard let cluster, free > 0, !settings.paused, !isShuttingDown else { return }
+        guard !claiming else {
+            claimAgain = true
             return
         }
+        guard storeAnswers else { return }
+        claiming = true
+        Task {
+            let claimed: [ClaimedJob]
+            do {
+                claimed = try await StoreCalls.run { try cluster.claim(limit: free) }
+            } catch {
+                logger.warning("cannot claim jobs: \(error)")
+                claimed = []
+            }
+            // What the claim starts is the service's, not a request's (`startDownload`).
+            self.claimed(claimed)
+        }
+    }
+
+    /// Starts what a claim took (the store's rows are newer than this node's copies).
+    private func claimed(_ claimed: [ClaimedJob]) {
+        claiming = false
         for claim in claimed {
+            noteControlWrite(claim.job.id)
+            // Claimed while the service was stopping: the lease lapses and another node
+            // (or the next start) takes the job.
+            if isShuttingDown { break }
             // Rescued from this node and claimed again before it heard: the old run stops
             // (its writes are refused now), and the new one waits for it.
             if running[claim.job.id] != nil { stop(claim.job.id) }
             var job = claim.job
             job.node = nodeName
-            if jobs[job.id] == nil { insertInOrder(job) }
+            if jobs[job.id] == nil { jobs.insertByAge(job) }
             jobs[job.id] = job
             leases[job.id] = claim.lease
             claimsCounter.increment()
             events.publish(.job(job))
             startDownload(job, claim: claim)
         }
+        if claimAgain || !claimed.isEmpty {
+            claimAgain = false
+            schedule()
+        }
+    }
+
+    /// Whether the store answered recently (`StoreHealth`): background store work waits
+    /// while it does not.
+    nonisolated var storeAnswers: Bool { storeHealth?.isAvailable ?? true }
+
+    /// Records that this node just wrote the job's control fields: a read of the store that
+    /// began earlier must not take them back.
+    func noteControlWrite(_ id: String) {
+        writeCount += 1
+        controlWrites[id] = writeCount
     }
 
     /// Prepares the run's partial file from the job's earlier one (see `PartialFileTakeover`).
     func adoptPartialFile(id: String, lease: Lease, ownFile: Bool) async {
         // Files are touched only under a lease the store still honours.
-        guard let cluster, (try? cluster.heartbeat(running: [lease]))?.isEmpty == true else {
+        guard let cluster, (try? await StoreCalls.run({ try cluster.heartbeat(running: [lease]) }))?.isEmpty == true else {
             logger.warning("job \(id): lease \(lease.epoch) not confirmed; its partial file is left alone")
             return
         }
         let cacheDirectory = configuration.cacheDirectory
-        let checkpoint = ownFile ? nil : (try? repository.checkpoint(id: id))
+        let repository = self.repository
+        let checkpoint = ownFile ? nil : (try? await StoreCalls.run { try repository.checkpoint(id: id) })
         let written = checkpoint?.writtenRanges ?? []
         logger.info(
             "job \(id): lease \(lease.epoch), taking over the partial file \(ownFile ? "by renaming it" : "by copying \(written.count) checkpointed range(s)")"
@@ -94,46 +132,84 @@ extension JobScheduler {
     func releaseLease(_ id: String) {
         guard let cluster, !editing.contains(id), running[id] == nil, let lease = leases.removeValue(forKey: id) else { return }
         lastProgressStored[id] = nil
-        do { try cluster.release(lease) } catch { logger.warning("cannot release job \(id): \(error)") }
+        unsavedProgress[id] = nil
+        // Not waited for: an unreleased lease lapses by itself.
+        let logger = self.logger
+        Task.detached {
+            do { try await StoreCalls.run { try cluster.release(lease) } } catch { logger.warning("cannot release job \(id): \(error)") }
+        }
     }
 
-    /// At most once a second per job: progress to the store, which renews the lease.
+    /// Progress for the store, which renews the lease: kept (the latest per job) for the
+    /// progress loop, which writes it about once a second, off this actor.
     func storeProgress(_ job: JobSnapshot) {
-        guard let cluster, let lease = leases[job.id] else { return }
-        let now = ContinuousClock.now
-        if let last = lastProgressStored[job.id], now - last < .seconds(1) { return }
-        lastProgressStored[job.id] = now
-        do {
-            if try !cluster.saveProgress(job, lease: lease) { leaseLost(id: job.id, epoch: lease.epoch) }
-        } catch {
-            logger.warning("cannot save the progress of job \(job.id): \(error)")
+        guard cluster != nil, let lease = leases[job.id] else { return }
+        unsavedProgress[job.id] = (job, lease)
+    }
+
+    /// Takes the progress to write now.
+    private func takeProgress() -> [(job: JobSnapshot, lease: Lease)] {
+        guard storeAnswers, !isShuttingDown else { return [] }
+        defer { unsavedProgress = [:] }
+        return Array(unsavedProgress.values)
+    }
+
+    /// Writes the progress of this node's runs, then stops those whose lease the store
+    /// refused.
+    func saveProgress() async {
+        guard let cluster else { return }
+        for (job, lease) in takeProgress() {
+            do {
+                if try await StoreCalls.run({ try cluster.saveProgress(job, lease: lease) }) == false {
+                    leaseLost(id: job.id, epoch: lease.epoch)
+                }
+            } catch {
+                logger.warning("cannot save the progress of job \(job.id): \(error)")
+                return
+            }
         }
     }
 
     // MARK: What other nodes changed
 
     /// Reads what changed since the last read (everything when `full`) and absorbs it.
-    func synchronize(full: Bool) {
-        guard let cluster else { return }
+    ///
+    /// Read on the store's threads while this actor goes on; a row this node wrote again
+    /// meanwhile is left for the next read (the cursor stays where it was).
+    func synchronize(full: Bool) async {
+        guard let cluster, storeAnswers, !isShuttingDown else { return }
+        let since = full ? nil : cursor
+        let writesBefore = writeCount
         let changes: ClusterChanges
         do {
-            changes = try cluster.changes(since: full ? nil : cursor)
+            changes = try await StoreCalls.run { try cluster.changes(since: since) }
         } catch {
             logger.warning("cannot read the cluster's changes: \(error)")
             return
         }
-        cursor = changes.cursor
+        absorb(changes, writesBefore: writesBefore)
+    }
+
+    private func absorb(_ changes: ClusterChanges, writesBefore: Int) {
+        let newer = { (id: String) in (self.controlWrites[id] ?? 0) > writesBefore || self.unrecordedRuns[id] != nil }
+        if !changes.jobs.contains(where: { newer($0.id) }) && !changes.removed.contains(where: newer) {
+            cursor = changes.cursor
+        } else if changes.isFull {
+            // Read again at the next tick rather than take back this node's newer writes.
+            return
+        }
+        if controlWrites.count > 10_000 { controlWrites = controlWrites.filter { $0.value > writesBefore } }
         if let stored = changes.settings, stored != settings {
             settings = stored
             queueLimiter.setRate(stored.limitRate)
         }
-        for job in changes.jobs { absorb(job) }
+        for job in changes.jobs where !newer(job.id) { absorb(job) }
         var gone = changes.removed
         if changes.isFull {
             let present = Set(changes.jobs.map(\.id))
             gone += order.filter { !present.contains($0) }
         }
-        for id in gone where jobs[id] != nil { absorbRemoval(id) }
+        for id in gone where jobs[id] != nil && !newer(id) { absorbRemoval(id) }
         schedule()
         scheduleWakeUp()
     }
@@ -141,7 +217,7 @@ extension JobScheduler {
     /// One job as another node (or this one) left it in the store.
     func absorb(_ stored: JobSnapshot) {
         guard let local = jobs[stored.id] else {
-            insertInOrder(stored)
+            jobs.insertByAge(stored)
             events.publish(.job(stored))
             return
         }
@@ -178,20 +254,12 @@ extension JobScheduler {
     func absorbRemoval(_ id: String) {
         stop(id)
         jobs[id] = nil
-        order.removeAll { $0 == id }
         jobLimiters[id] = nil
         leases[id] = nil
         events.publish(.removed(id: id))
         // The deleting node removed the partial files it can see; these may be on this
         // node's own disk.
         removePartialFiles(id)
-    }
-
-    /// Adds a job another node created, by age.
-    func insertInOrder(_ job: JobSnapshot) {
-        jobs[job.id] = job
-        let index = order.lastIndex { (jobs[$0]?.createdAt ?? .distantPast) <= job.createdAt }.map { $0 + 1 } ?? 0
-        order.insert(job.id, at: index)
     }
 
     func removePartialFiles(_ id: String) {
@@ -210,6 +278,13 @@ extension JobScheduler {
                 for await signal in signals {
                     guard let self else { return }
                     await self.signalled(signal)
+                }
+            }
+            group.addTask { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    guard let self, !Task.isCancelled else { return }
+                    await self.saveProgress()
                 }
             }
             group.addTask { [weak self] in
@@ -234,33 +309,63 @@ extension JobScheduler {
         }
     }
 
-    func signalled(_ signal: ClusterSignal) {
+    func signalled(_ signal: ClusterSignal) async {
         guard !isShuttingDown else { return }
         switch signal {
         case .job:
-            synchronize(full: false)
+            await synchronize(full: false)
         case .resync:
-            synchronize(full: true)
+            await synchronize(full: true)
         }
     }
 
     /// One heartbeat: this node alive, its leases renewed (any not renewed is lost), then
     /// the rescue of other nodes' expired leases, if this node wins the lock.
-    func beat() {
-        guard let cluster, !isShuttingDown else { return }
+    ///
+    /// The store is asked on its own threads while this actor goes on. Runs that ended while
+    /// it did not answer are recorded first, before a rescue could take them back.
+    func beat() async {
+        runningGauge.record(running.count)
+        guard let cluster, !isShuttingDown, storeAnswers else { return }
+        await recordEndedRuns()
+        let held = Array(leases.values)
         do {
-            let lost = try cluster.heartbeat(running: Array(leases.values))
-            for id in lost { if let lease = leases[id] { leaseLost(id: id, epoch: lease.epoch) } }
-            let rescued = try cluster.rescue(staleAfter: cluster.leaseDuration)
+            let lost = try await StoreCalls.run { try cluster.heartbeat(running: held) }
+            for id in lost { if let lease = leases[id], held.contains(lease) { leaseLost(id: id, epoch: lease.epoch) } }
+            let rescued = try await StoreCalls.run { try cluster.rescue(staleAfter: cluster.leaseDuration) }
             if !rescued.isEmpty {
                 logger.notice("requeued \(rescued.count) job(s) whose node stopped renewing its lease: \(rescued.joined(separator: ", "))")
                 rescuedCounter.increment(by: Int64(rescued.count))
-                synchronize(full: false)
+                await synchronize(full: false)
             }
         } catch {
             logger.warning("heartbeat failed: \(error)")
         }
-        runningGauge.record(running.count)
+    }
+
+    /// Records the outcomes of runs that ended while the store did not answer; one the store
+    /// took back meanwhile (another node has it now) is read again.
+    func recordEndedRuns() async {
+        guard let cluster else { return }
+        for (id, ended) in unrecordedRuns {
+            do {
+                let recorded = try await StoreCalls.run { try cluster.finishRun(ended.job, lease: ended.lease) }
+                unrecordedRuns[id] = nil
+                noteControlWrite(id)
+                if !recorded {
+                    leasesLostCounter.increment()
+                    try? refresh(id)
+                } else if ended.job.state == .completed {
+                    webhooks?.record(.completed, job: ended.job)
+                } else if ended.job.state == .failed {
+                    webhooks?.record(.failed, job: ended.job)
+                }
+                schedule()
+            } catch {
+                logger.warning("cannot save job \(id) yet: \(error)")
+                return
+            }
+        }
     }
 }
 

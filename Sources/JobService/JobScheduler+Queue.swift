@@ -2,14 +2,15 @@ import DownloadEngine
 import Foundation
 import Logging
 public import SluiceCore
+import Synchronization
 
 /// The queue as a whole: its settings, what starts next, what is sent back, and what
 /// dependencies allow.
 extension JobScheduler {
     /// `GET /queue`: the settings and how many jobs are in each state.
-    public func queue() -> QueueStatus {
+    public nonisolated func queue() -> QueueStatus {
         QueueStatus(
-            settings: settings, counts: countsByState(), maxConnectionsPerHost: configuration.hostConnections?.limit,
+            settings: settingsBox.withLock { $0 }, counts: countsByState(), maxConnectionsPerHost: configuration.hostConnections?.limit,
             connectionsPerHost: configuration.hostConnections?.inUse ?? [:]
         )
     }
@@ -38,11 +39,12 @@ extension JobScheduler {
         let over = QueuePlan.preemptions(running: running.keys.compactMap { candidate($0) }, settings: settings)
         for id in over { sendBack(id, reason: "the queue allows \(settings.maxActive) running jobs") }
         let now = Date()
-        let ready = order.enumerated().compactMap { sequence, id -> QueuePlan.Candidate? in
-            guard let job = jobs[id], job.state == .queued, job.waitingFor.isEmpty, job.retryAt.map({ $0 <= now }) ?? true,
+        let ready = jobs.ordered.compactMap { job -> QueuePlan.Candidate? in
+            let id = job.id
+            guard job.state == .queued, job.waitingFor.isEmpty, job.retryAt.map({ $0 <= now }) ?? true,
                 !editing.contains(id)
             else { return nil }
-            return QueuePlan.Candidate(id: id, priority: job.priority, sequence: sequence)
+            return QueuePlan.Candidate(id: id, priority: job.priority, sequence: jobs.position(of: id) ?? 0)
         }
         // A run an edit stopped, to go on when the edit ends, keeps its slot meanwhile.
         let held = editing.filter { running[$0] == nil && jobs[$0]?.state == .running && (cluster == nil || leases[$0] != nil) }.count
@@ -166,7 +168,7 @@ extension JobScheduler {
     }
 
     private func candidate(_ id: String) -> QueuePlan.Candidate? {
-        guard let job = jobs[id], let sequence = order.firstIndex(of: id) else { return nil }
+        guard let job = jobs[id], let sequence = jobs.position(of: id) else { return nil }
         return QueuePlan.Candidate(id: id, priority: job.priority, sequence: sequence)
     }
 }

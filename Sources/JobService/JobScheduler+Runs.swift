@@ -47,10 +47,12 @@ extension JobScheduler {
             logger: logger
         )
         let ownFile = claim.map { $0.lastOwner == nodeName }
-        let task = Task { () -> Outcome in
+        // The run is the service's, not the request's that started it: its store calls take
+        // the store's own timeout, not a request's budget.
+        let task = Task { () -> Outcome in await StoreCallBudget.$limit.withValue(nil) { () -> Outcome in
             // A paused run that placed its file before it saw the pause has done the work.
             if case .success(let result)? = await previous?.value {
-                self.finished(id: id, generation: current, .success(result))
+                await self.finished(id: id, generation: current, .success(result))
                 return .success(result)
             }
             // A claim from the store: the run's own partial file first, once any earlier
@@ -69,9 +71,9 @@ extension JobScheduler {
                 outcome = .failure(error)
             }
             await reported
-            self.finished(id: id, generation: current, outcome)
+            await self.finished(id: id, generation: current, outcome)
             return outcome
-        }
+        } }
         running[id] = Run(task: task, generation: current, download: download)
     }
 
@@ -103,24 +105,27 @@ extension JobScheduler {
         events.publish(.job(job))
     }
 
-    func finished(id: String, generation: Int, _ outcome: Outcome) {
+    func finished(id: String, generation: Int, _ outcome: Outcome) async {
         guard running[id]?.generation == generation else {
             // A stopped run that finished anyway (the pause or the shutdown came after the
             // file was placed): honour it, unless a newer run exists, which picks the result
             // up itself.
             if case .success = outcome, running[id] == nil, let job = jobs[id], [.paused, .queued, .running].contains(job.state) {
-                complete(id: id, outcome)
+                await complete(id: id, outcome)
             } else {
                 releaseLease(id)
             }
             return
         }
         running[id] = nil
-        complete(id: id, outcome)
+        await complete(id: id, outcome)
     }
 
+    /// How long a job whose run found its store unavailable waits before it runs again.
+    static let storeRetryDelay: TimeInterval = 5
+
     /// Records how a run ended and starts what can start next.
-    private func complete(id: String, _ outcome: Outcome) {
+    private func complete(id: String, _ outcome: Outcome) async {
         lastProgressEvent[id] = nil
         guard var job = jobs[id] else { return }
         var lifecycle = JobLifecycle(state: job.state)
@@ -152,6 +157,13 @@ extension JobScheduler {
                 job.retryAt = Date().addingTimeInterval(Double(later.delay.components.seconds))
                 retryFailures[id] = later.failures
             }
+        case .failure(let error as SluiceError) where error.code == .storeUnavailable:
+            // Only the store failed, not the download: back to the queue, to go on from its
+            // checkpoint once the store answers (a cluster claims it again then).
+            logger.warning("job \(id) goes back to the queue until its store answers: \(error)")
+            _ = lifecycle.retryScheduled()
+            job.state = lifecycle.state
+            if job.state == .queued { job.retryAt = Date().addingTimeInterval(Self.storeRetryDelay) }
         case .failure(let error):
             // Anything that is not a SluiceError is unexpected: a fixed message for API
             // users, the details in the log.
@@ -168,8 +180,12 @@ extension JobScheduler {
         job.updatedAt = Date()
         if let cluster, let lease = leases.removeValue(forKey: id) {
             lastProgressStored[id] = nil
+            unsavedProgress[id] = nil
+            noteControlWrite(id)
+            let ended = job
             do {
-                guard try cluster.finishRun(job, lease: lease) else {
+                // On the store's threads: this actor answers meanwhile.
+                guard try await StoreCalls.run({ try cluster.finishRun(ended, lease: lease) }) else {
                     // Taken back meanwhile: the outcome is another node's to record.
                     leasesLostCounter.increment()
                     try? refresh(id)
@@ -177,9 +193,17 @@ extension JobScheduler {
                     return
                 }
             } catch {
-                // The lease is no longer renewed: it expires, and the job is run again from
-                // its checkpoint (or found placed, by its intent) by whichever node claims it.
-                logger.error("cannot save job \(id): \(error)")
+                // Shown ended here, recorded by the heartbeat once the store answers (or
+                // found taken back then, when the outage outlasted the lease).
+                logger.warning("job \(id) ended while the store cannot record it; recorded once it answers: \(error)")
+                unrecordedRuns[id] = (job, lease)
+            }
+            // Deleted while the store was asked: nothing to show.
+            guard jobs[id] != nil else { return }
+            if unrecordedRuns[id] != nil {
+                jobs[id] = job
+                events.publish(.job(job))
+                schedule()
                 return
             }
         } else {

@@ -1,6 +1,7 @@
 public import DownloadEngine
 import Foundation
 public import Logging
+import Synchronization
 public import Metrics
 public import SluiceCore
 
@@ -60,6 +61,9 @@ public actor JobScheduler {
     public nonisolated let nodeName: String
     let startedAt = Date()
     let client: Fetcher
+    /// What the service last saw of its store: background store work waits while it does
+    /// not answer (`StoreHealth`); nil to assume it does.
+    nonisolated let storeHealth: StoreHealth?
     /// Told when jobs end or go; nil for no webhooks.
     let webhooks: WebhookDispatcher?
     let logger: Logger
@@ -68,13 +72,18 @@ public actor JobScheduler {
     /// limiter under it.
     let queueLimiter: RateLimiter
     var jobLimiters: [String: RateLimiter] = [:]
-    /// The queue's settings (`GET`/`PATCH /queue`), as stored.
-    var settings: QueueSettings
+    /// The queue's settings (`GET`/`PATCH /queue`), as stored; readable without this actor.
+    var settings: QueueSettings {
+        get { settingsBox.withLock { $0 } }
+        set { settingsBox.withLock { $0 = newValue } }
+    }
+    nonisolated let settingsBox: Mutex<QueueSettings>
     let bytesDownloaded: Counter
 
-    var jobs: [String: JobSnapshot] = [:]
+    /// Every job this node holds, readable without this actor (`JobTable`).
+    public nonisolated let jobs = JobTable()
     /// Job ids, oldest first.
-    var order: [String] = []
+    var order: [String] { jobs.orderedIDs }
     var running: [String: Run] = [:]
     /// Downloads told to stop whose tasks may still be checkpointing.
     var stopping: [String: Task<Outcome, Never>] = [:]
@@ -96,6 +105,18 @@ public actor JobScheduler {
     // reading of other nodes' changes stands.
     var leases: [String: Lease] = [:]
     var lastProgressStored: [String: ContinuousClock.Instant] = [:]
+    /// Progress of runs not yet stored: the latest per job, written by the progress loop.
+    var unsavedProgress: [String: (job: JobSnapshot, lease: Lease)] = [:]
+    /// Runs that ended while the store could not record it: shown ended, recorded (or found
+    /// taken back) once the store answers again.
+    var unrecordedRuns: [String: (job: JobSnapshot, lease: Lease)] = [:]
+    /// A claim being asked of the store, and whether slots freed meanwhile.
+    var claiming = false
+    var claimAgain = false
+    /// Counts this node's control writes; `controlWrites[id]` is the count at the job's last
+    /// one. A read of the store that began before it is older than this node's copy.
+    var writeCount = 0
+    var controlWrites: [String: Int] = [:]
     var cursor: ClusterCursor?
     let claimsCounter: Counter
     let leasesLostCounter: Counter
@@ -104,9 +125,11 @@ public actor JobScheduler {
 
     public init(
         configuration: Configuration, repository: any JobRepository, client: Fetcher, webhooks: WebhookDispatcher? = nil,
-        metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger = Logger(label: "sluice.jobs")
+        storeHealth: StoreHealth? = nil, metrics: any MetricsFactory = MetricsSystem.factory,
+        logger: Logger = Logger(label: "sluice.jobs")
     ) throws {
         self.configuration = configuration
+        self.storeHealth = storeHealth
         self.repository = repository
         let cluster = repository as? any ClusterStore
         self.cluster = cluster
@@ -121,7 +144,7 @@ public actor JobScheduler {
                 "the queue's stored settings apply (maxActive \(stored.maxActive), limitRate \(stored.limitRate.map(String.init) ?? "none")), not --max-active or --limit-rate: change them with PATCH /queue"
             )
         }
-        self.settings = settings
+        self.settingsBox = Mutex(settings)
         self.queueLimiter = RateLimiter(bytesPerSecond: settings.limitRate, clock: configuration.clock)
         self.bytesDownloaded = Counter(label: "sluice_downloaded_bytes_total", dimensions: [], factory: metrics)
         let node = [("node", nodeName)]
@@ -143,7 +166,6 @@ public actor JobScheduler {
                 job.eta = nil
             }
             jobs[job.id] = job
-            order.append(job.id)
         }
     }
 
@@ -158,32 +180,20 @@ public actor JobScheduler {
 
     // MARK: Queries
 
-    public func job(id: String) -> JobSnapshot? { jobs[id] }
+    // Reads come from the job table, not through this actor: they are answered at once
+    // even while the actor waits on its store.
+
+    public nonisolated func job(id: String) -> JobSnapshot? { jobs[id] }
 
     /// Newest first, optionally filtered by state, `limit` jobs after the job `after`.
-    public func list(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) throws -> [JobSnapshot] {
-        var ids = order.reversed()[...]
-        if let after {
-            guard let index = ids.firstIndex(of: after) else {
-                throw SluiceError(.invalidField, "after names no job", field: "after")
-            }
-            ids = ids[ids.index(after: index)...]
+    public nonisolated func list(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) throws -> [JobSnapshot] {
+        guard let page = jobs.list(states: states, limit: limit, after: after) else {
+            throw SluiceError(.invalidField, "after names no job", field: "after")
         }
-        var result: [JobSnapshot] = []
-        for id in ids {
-            guard let job = jobs[id] else { continue }
-            if let states, !states.contains(job.state) { continue }
-            result.append(job)
-            if result.count == limit { break }
-        }
-        return result
+        return page
     }
 
-    public func countsByState() -> [JobState: Int] {
-        var counts = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, 0) })
-        for job in jobs.values { counts[job.state, default: 0] += 1 }
-        return counts
-    }
+    public nonisolated func countsByState() -> [JobState: Int] { jobs.countsByState() }
 
     /// At most this many jobs in an event stream's first snapshot (CONTRACT §3).
     public static let snapshotLimit = 1000
@@ -192,7 +202,10 @@ public actor JobScheduler {
     /// the two: the events a client missed since `lastEventID` when the journal still has
     /// them; else (`reset` when it named an id) a snapshot of the current jobs — the one job,
     /// or at most `snapshotLimit`, chosen live ones first, then the newest.
-    public func subscribe(jobID: String? = nil, lastEventID: String? = nil) throws -> JobSubscription {
+    ///
+    /// Not isolated: a subscriber first, then the snapshot, so an event between the two is
+    /// sent after a snapshot that may already show it (sent again, never missed).
+    public nonisolated func subscribe(jobID: String? = nil, lastEventID: String? = nil) throws -> JobSubscription {
         if let jobID, jobs[jobID] == nil, lastEventID == nil { throw SluiceError(.notFound, "no job \(jobID)") }
         let (subscriber, missed) = events.subscribe(after: lastEventID)
         if let missed {
@@ -206,16 +219,14 @@ public actor JobScheduler {
         let current = events.currentID
         let snapshot: [JobSnapshot]
         if let jobID {
-            snapshot = [jobs[jobID]!]
+            guard let job = jobs[jobID] else {
+                subscriber.cancel()
+                throw SluiceError(.notFound, "no job \(jobID)")
+            }
+            snapshot = [job]
         } else {
             // Chosen live first, then newest; sent oldest first, as the dashboard expects.
-            let live: Set<JobState> = [.running, .queued, .paused]
-            let newestFirst = order.reversed().compactMap { jobs[$0] }
-            let chosen = Set(
-                (newestFirst.filter { live.contains($0.state) } + newestFirst.filter { !live.contains($0.state) })
-                    .prefix(Self.snapshotLimit).map(\.id)
-            )
-            snapshot = order.filter(chosen.contains).compactMap { jobs[$0] }
+            snapshot = jobs.snapshot(limit: Self.snapshotLimit)
         }
         return JobSubscription(
             reset: lastEventID != nil, initial: snapshot.map { JobEventMessage(.job($0), id: current) }, changes: subscriber
@@ -261,7 +272,6 @@ public actor JobScheduler {
         job.waitingFor = notCompleted(request.after)
         try repository.insert(job, idempotencyKey: idempotencyKey)
         jobs[job.id] = job
-        order.append(job.id)
         events.publish(.job(job))
         if job.state == .queued { schedule() }
         return (jobs[job.id]!, false)
@@ -340,7 +350,6 @@ public actor JobScheduler {
         var lifecycle = JobLifecycle(state: job.state)
         if case .remove(stopFirst: true) = lifecycle.deleteRequested() { stop(id) }
         jobs[id] = nil
-        order.removeAll { $0 == id }
         jobLimiters[id] = nil
         let pending = stopping.removeValue(forKey: id)
         leases[id] = nil
@@ -500,7 +509,7 @@ public actor JobScheduler {
     /// Arranges for `schedule()` to run when the earliest waiting job may start.
     func scheduleWakeUp() {
         wakeUp?.cancel()
-        guard let earliest = jobs.values.filter({ $0.state == .queued }).compactMap(\.retryAt).min() else { return }
+        guard let earliest = jobs.ordered.filter({ $0.state == .queued }).compactMap(\.retryAt).min() else { return }
         let delay = max(0, earliest.timeIntervalSinceNow)
         wakeUp = Task { [weak self] in
             try? await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 10))

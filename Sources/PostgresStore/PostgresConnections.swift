@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobService
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -51,16 +52,32 @@ final class PostgresConnections: Sendable {
 
     func connectionID() -> Int { nextID.withLockedValue { $0 += 1; return $0 } }
 
+    /// The deadline of a call starting now: the caller's budget (`StoreCallBudget`) or
+    /// `timeout`, for the whole call — waiting for a connection, connecting, every statement.
+    private var callDeadline: DispatchTime {
+        let budget = StoreCallBudget.limit.map { TimeAmount.nanoseconds(Int64($0 / .nanoseconds(1))) } ?? timeout
+        return .now() + .nanoseconds(Int(min(budget, timeout).nanoseconds))
+    }
+
+    /// The deadline of the call each connection is serving (its statements share it).
+    private let deadlines = NIOLockedValueBox<[ObjectIdentifier: DispatchTime]>([:])
+
     /// Runs `body` on one connection held for the whole call (a transaction's statements
     /// must not interleave with another caller's).
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         guard !closed.withLockedValue({ $0 }) else { throw Self.unavailable("the store is closed") }
-        guard slots.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success else {
+        let deadline = callDeadline
+        guard slots.wait(timeout: deadline) == .success else {
             throw Self.unavailable("every connection to PostgreSQL is busy")
         }
         defer { slots.signal() }
-        let connection = try idle.withLockedValue { $0.popLast() }.flatMap { $0.isClosed ? nil : $0 } ?? connect()
-        defer { giveBack(connection) }
+        let connection = try idle.withLockedValue { $0.popLast() }.flatMap { $0.isClosed ? nil : $0 } ?? connect(by: deadline)
+        let key = ObjectIdentifier(connection)
+        deadlines.withLockedValue { $0[key] = deadline }
+        defer {
+            deadlines.withLockedValue { $0[key] = nil }
+            giveBack(connection)
+        }
         return try body(connection)
     }
 
@@ -81,12 +98,12 @@ final class PostgresConnections: Sendable {
         closing.whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
-    private func connect() throws -> PostgresConnection {
+    private func connect(by deadline: DispatchTime) throws -> PostgresConnection {
         let future = PostgresConnection.connect(
             on: group.next(), configuration: configuration, id: connectionID(), logger: logger
         )
         do {
-            return try wait(future, what: "connect")
+            return try wait(future, what: "connect", until: deadline)
         } catch let timedOut as TimedOut {
             // A connection made after the deadline is closed, not leaked.
             future.whenSuccess { Self.discard($0) }
@@ -97,8 +114,9 @@ final class PostgresConnections: Sendable {
     /// One statement on `connection`, its rows collected.
     func run(_ query: PostgresQuery, on connection: PostgresConnection) throws -> PostgresQueryResult {
         let future = connection.query(query, logger: logger)
+        let deadline = deadlines.withLockedValue { $0[ObjectIdentifier(connection)] } ?? callDeadline
         do {
-            return try wait(future, what: "query")
+            return try wait(future, what: "query", until: deadline)
         } catch let timedOut as TimedOut {
             // The connection's state is unknown now: it is not used again.
             discarded.withLockedValue { _ = $0.insert(ObjectIdentifier(connection)) }
@@ -131,15 +149,15 @@ final class PostgresConnections: Sendable {
     struct TimedOut: Error { let message: String }
 
     /// Waits for `future` on this thread, for at most `timeout`.
-    func wait<T: Sendable>(_ future: EventLoopFuture<T>, what: String) throws -> T {
+    func wait<T: Sendable>(_ future: EventLoopFuture<T>, what: String, until deadline: DispatchTime? = nil) throws -> T {
         let done = DispatchSemaphore(value: 0)
         let result = NIOLockedValueBox<Result<T, any Error>?>(nil)
         future.whenComplete { outcome in
             result.withLockedValue { $0 = outcome }
             done.signal()
         }
-        guard done.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success else {
-            throw TimedOut(message: "PostgreSQL did not answer a \(what) within \(timeout.nanoseconds / 1_000_000_000) s")
+        guard done.wait(timeout: deadline ?? callDeadline) == .success else {
+            throw TimedOut(message: "PostgreSQL did not answer a \(what) in time")
         }
         do {
             return try result.withLockedValue { $0! }.get()

@@ -100,12 +100,12 @@ public func buildService(
         configuration: .init(url: configuration.webhookURL, secret: configuration.webhookSecret, schedule: configuration.webhookSchedule),
         repository: repository, client: client, metrics: metrics, logger: logger
     )
+    let storeHealth = StoreHealth(repository: repository)
     let scheduler = try JobScheduler(
         configuration: schedulerConfiguration, repository: repository, client: client, webhooks: webhooks,
-        metrics: metrics, logger: logger
+        storeHealth: storeHealth, metrics: metrics, logger: logger
     )
     let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
-    let storeHealth = StoreHealth(repository: repository)
     let routes = try buildRouter(
         configuration: configuration, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger,
         storeHealth: storeHealth

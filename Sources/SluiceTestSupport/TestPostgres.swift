@@ -20,6 +20,22 @@ public enum TestPostgres {
         /// Stops and starts the server again on the same port, keeping its data.
         public func restart() throws { _ = try TestPostgres.script(["restart", directory]) }
         public func stop() throws { _ = try TestPostgres.script(["stop", directory]) }
+
+        /// The server's processes: the postmaster (first line of its pid file) and its
+        /// children, to freeze with SIGSTOP (a stall as a failover or a partition looks).
+        public func processIDs() throws -> [Int32] {
+            let pidFile = try String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8)
+            guard let postmaster = pidFile.split(separator: "\n").first.flatMap({ Int32($0) }) else { return [] }
+            var children: [Int32] = []
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+                guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                    let close = stat.lastIndex(of: ")")
+                else { continue }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                if fields.count > 1, Int32(fields[1]) == postmaster { children.append(pid) }
+            }
+            return [postmaster] + children
+        }
     }
 
     private static let shared = Mutex<Result<Server, Failure>?>(nil)

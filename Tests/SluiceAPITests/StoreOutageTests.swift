@@ -11,21 +11,6 @@ import Testing
 /// SIGSTOP, as a failover or a partition looks from the node), 200 again once it answers.
 @Suite(.serialized, .enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
 struct StoreOutageTests {
-    /// The server's processes: the postmaster (first line of its pid file) and its children.
-    static func processes(of server: TestPostgres.Server) throws -> [Int32] {
-        let pidFile = try String(contentsOfFile: server.directory + "/data/postmaster.pid", encoding: .utf8)
-        guard let postmaster = pidFile.split(separator: "\n").first.flatMap({ Int32($0) }) else { return [] }
-        var children: [Int32] = []
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 1, Int32(fields[1]) == postmaster { children.append(pid) }
-        }
-        return [postmaster] + children
-    }
-
     static func health(port: Int) async throws -> (status: Int, body: String, seconds: Double) {
         let start = ContinuousClock.now
         let reply = try await RawHTTPClient.request(port: port, path: "/healthz")
@@ -47,7 +32,7 @@ struct StoreOutageTests {
             let line = try await node.waitForLine(containing: "listening on http://127.0.0.1:")
             let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
             #expect(try await Self.health(port: port).body == #"{"status":"ok"}"#)
-            let frozen = try Self.processes(of: server)
+            let frozen = try server.processIDs()
             #expect(frozen.count > 1)
             for pid in frozen { kill(pid, SIGSTOP) }
             defer { for pid in frozen { kill(pid, SIGCONT) } }
