@@ -14,6 +14,8 @@ public final class StoreHealth: Sendable {
     /// `DispatchTime` uptime nanoseconds of the last successful round trip.
     private let lastAnswer = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
     private let stopped = Atomic<Bool>(false)
+    /// Not asked yet (a service built but not run, as in-process tests do): assumed to answer.
+    private let started = Atomic<Bool>(false)
 
     public init(repository: any JobRepository, interval: Duration = .seconds(2), threshold: Duration = .seconds(6)) {
         self.repository = repository
@@ -23,12 +25,15 @@ public final class StoreHealth: Sendable {
 
     /// Whether the store answered recently enough.
     public var isAvailable: Bool {
+        guard started.load(ordering: .relaxed) else { return true }
         let silent = DispatchTime.now().uptimeNanoseconds &- lastAnswer.load(ordering: .relaxed)
         return Int64(bitPattern: silent) < Self.nanoseconds(threshold)
     }
 
     /// Starts the thread that asks the store; `stop()` ends it.
     public func start() {
+        lastAnswer.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+        started.store(true, ordering: .relaxed)
         let thread = Thread { [self] in
             while !stopped.load(ordering: .relaxed) {
                 if (try? repository.ping()) != nil {

@@ -11,7 +11,8 @@ struct StoreAccessMiddleware<Context: RequestContext>: RouterMiddleware {
     let health: StoreHealth?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let health, !health.isAvailable, Self.writesStore(request) {
+        // Only a routed command: a wrong path or method keeps its 404 or 405.
+        if let health, !health.isAvailable, context.endpointPath != nil, Self.writesStore(request) {
             throw SluiceError(.storeUnavailable, "the job store is not answering; nothing was changed (try again once /healthz says ok)")
         }
         return try await StoreCallBudget.$limit.withValue(StoreCallBudget.request) {
