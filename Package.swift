@@ -2,23 +2,24 @@
 import PackageDescription
 
 let testSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
-let swiftSettings: [SwiftSetting] = testSettings + [
-    // Each file imports what it uses, and a module re-exports only what it means to. (Not for
-    // the tests and their support: there a C struct's members can be attributed to a system
-    // module that nothing names, such as `timespec` to Dispatch's C module; the sources keep
-    // C structs in SluiceSystem for the same reason.)
-    .enableUpcomingFeature("MemberImportVisibility"),
-    .enableUpcomingFeature("InternalImportsByDefault"),
-]
+let swiftSettings: [SwiftSetting] =
+    testSettings + [
+        // Each file imports what it uses, and a module re-exports only what it means to. (Not for
+        // the tests and their support: there a C struct's members can be attributed to a system
+        // module that nothing names, such as `timespec` to Dispatch's C module; the sources keep
+        // C structs in SluiceSystem for the same reason.)
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ]
 
 let package = Package(
     name: "sluice",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "sluice", targets: ["sluice"]),
+        .executable(name: "sluice", targets: ["sluice"])
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

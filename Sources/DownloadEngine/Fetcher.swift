@@ -182,7 +182,7 @@ public final class Fetcher: Sendable {
             let (client, address) = try await client(for: origin.host, insecure: insecure)
             do {
                 return try await client.execute(request, deadline: deadline, logger: logger)
-            } catch where TLSFailure.isHandshakeFailure(error) {
+            } catch let error where TLSFailure.isHandshakeFailure(error) {
                 throw await Self.tlsFailure(error, origin: origin, address: address ?? origin.host)
             }
         }
@@ -200,16 +200,17 @@ public final class Fetcher: Sendable {
                 if let refusal = Self.proxyRefusal(response, proxy: proxy) { throw refusal }
                 return response
             }
-            return try await client(through: proxy, address: address, insecure: insecure).execute(request, deadline: deadline, logger: logger)
+            return try await client(through: proxy, address: address, insecure: insecure).execute(
+                request, deadline: deadline, logger: logger)
         } catch let error as HTTPClientError where error == .readTimeout {
             throw error
         } catch let transient as TransientFailure {
             Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxy.authority)], factory: metrics).increment()
             throw transient
-        } catch where TLSFailure.isHandshakeFailure(error) {
+        } catch let error where TLSFailure.isHandshakeFailure(error) {
             // The handshake is with the origin, through the tunnel: the proxy did its part.
             throw await Self.tlsFailure(error, origin: origin, address: nil)
-        } catch where !(error is CancellationError) && !Task.isCancelled && !(error is SluiceError) {
+        } catch let error where !(error is CancellationError) && !Task.isCancelled && !(error is SluiceError) {
             Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxy.authority)], factory: metrics).increment()
             throw await proxyFailure(error, proxy: proxy, address: address, target: origin)
         } catch let error as SluiceError {
@@ -226,7 +227,10 @@ public final class Fetcher: Sendable {
         guard TLSFailure.isCertificateFailure(error) else {
             return SluiceError(.tls, TLSFailure.protocolMessage(error, host: shown), cause: error)
         }
-        let leaf = if let address { await TLSDiagnosis.leafCertificate(host: origin.host, connectTo: address, port: origin.port) } else { nil as Certificate? }
+        let leaf =
+            if let address { await TLSDiagnosis.leafCertificate(host: origin.host, connectTo: address, port: origin.port) } else {
+                nil as Certificate?
+            }
         return SluiceError(.tls, TLSFailure.certificateMessage(leaf: leaf, host: origin.host), cause: error)
     }
 

@@ -58,7 +58,9 @@ enum FilePlacement {
         switch destination {
         case .file(let path): candidates = [path]
         case .directory(let directory):
-            candidates = (0..<10_000).map { directory + "/" + ($0 == 0 ? intent.fileName : FileNameSanitizer.numbered(intent.fileName, $0)) }
+            candidates = (0..<10_000).map {
+                directory + "/" + ($0 == 0 ? intent.fileName : FileNameSanitizer.numbered(intent.fileName, $0))
+            }
         }
         guard let placed = candidates.first(where: isIntended), placed != partial else { return nil }
         if isIntended(partial) { unlink(partial) }

@@ -71,7 +71,9 @@ final class PartialFile: Sendable {
     }
 
     func truncate(to length: Int64 = 0) throws {
-        guard ftruncate(descriptor, off_t(length)) == 0 else { throw Self.error("cannot truncate the partial file", path: path, errno: errno) }
+        guard ftruncate(descriptor, off_t(length)) == 0 else {
+            throw Self.error("cannot truncate the partial file", path: path, errno: errno)
+        }
     }
 
     /// Reserves the file's full length up front, so that a full disk shows at the start

@@ -27,10 +27,12 @@ enum TLSDiagnosis {
                     try channel.pipeline.syncOperations.addHandler(tls)
                     // Once the handshake is done: the peer's leaf.
                     try channel.pipeline.syncOperations.addHandler(
-                        ProbeAnswer<ByteBuffer, NIOSSLCertificate>(promise: promise, event: { context, event in
-                            guard case TLSUserEvent.handshakeCompleted = event else { return nil }
-                            return (try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self))?.peerCertificate
-                        })
+                        ProbeAnswer<ByteBuffer, NIOSSLCertificate>(
+                            promise: promise,
+                            event: { context, event in
+                                guard case TLSUserEvent.handshakeCompleted = event else { return nil }
+                                return (try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self))?.peerCertificate
+                            })
                     )
                 }
             }

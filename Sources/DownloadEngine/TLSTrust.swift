@@ -58,7 +58,8 @@ public struct TLSTrust: Sendable {
                 throw SluiceError(.invalidField, "cannot read a PEM private key from \(key)", field: "key")
             }
         default:
-            throw SluiceError(.invalidField, "a client certificate needs both --cert and --key", field: clientCertificate == nil ? "cert" : "key")
+            throw SluiceError(
+                .invalidField, "a client certificate needs both --cert and --key", field: clientCertificate == nil ? "cert" : "key")
         }
         return trust
     }

@@ -229,10 +229,13 @@ public final class JobEventSubscriber: Sendable {
             }
             if let taken { return taken }
             if await iterator.next() == nil {
-                return state.withLock { $0.queue.isEmpty } ? .finished : .events(state.withLock { state in
-                    defer { state.queue = [] }
-                    return state.queue
-                })
+                return state.withLock { $0.queue.isEmpty }
+                    ? .finished
+                    : .events(
+                        state.withLock { state in
+                            defer { state.queue = [] }
+                            return state.queue
+                        })
             }
             if Task.isCancelled { return .finished }
         }

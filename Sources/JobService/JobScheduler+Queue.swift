@@ -24,7 +24,9 @@ extension JobScheduler {
             try repository.saveQueueSettings(updated)
             settings = updated
             queueLimiter.setRate(updated.limitRate)
-            logger.info("queue settings changed: paused \(updated.paused), maxActive \(updated.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")")
+            logger.info(
+                "queue settings changed: paused \(updated.paused), maxActive \(updated.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")"
+            )
             schedule()
         }
         return queue()
@@ -74,7 +76,9 @@ extension JobScheduler {
                 job.waitingFor = []
             case .queued, .paused, .failed:
                 job.waitingFor = notCompleted(job.after)
-                if job.state == .queued, case .failed(_, let reason) = JobDependencies.verdict(after: job.after, state: { self.jobs[$0]?.state }) {
+                if job.state == .queued,
+                    case .failed(_, let reason) = JobDependencies.verdict(after: job.after, state: { self.jobs[$0]?.state })
+                {
                     failForDependency([(id, reason)])
                     continue
                 }

@@ -49,31 +49,33 @@ extension JobScheduler {
         let ownFile = claim.map { $0.lastOwner == nodeName }
         // The run is the service's, not the request's that started it: its store calls take
         // the store's own timeout, not a request's budget.
-        let task = Task { () -> Outcome in await StoreCallBudget.$limit.withValue(nil) { () -> Outcome in
-            // A paused run that placed its file before it saw the pause has done the work.
-            if case .success(let result)? = await previous?.value {
-                await self.finished(id: id, generation: current, .success(result))
-                return .success(result)
-            }
-            // A claim from the store: the run's own partial file first, once any earlier
-            // run of this node has checkpointed.
-            if let lease, let ownFile { await self.adoptPartialFile(id: id, lease: lease, ownFile: ownFile) }
-            // One reader of the download's events for the whole run, not a task per tick.
-            async let reported: Void = {
-                for await case .progress(let progress) in download.events {
-                    await self.progressed(id: id, generation: current, progress)
+        let task = Task { () -> Outcome in
+            await StoreCallBudget.$limit.withValue(nil) { () -> Outcome in
+                // A paused run that placed its file before it saw the pause has done the work.
+                if case .success(let result)? = await previous?.value {
+                    await self.finished(id: id, generation: current, .success(result))
+                    return .success(result)
                 }
-            }()
-            let outcome: Outcome
-            do {
-                outcome = .success(try await download.run())
-            } catch {
-                outcome = .failure(error)
+                // A claim from the store: the run's own partial file first, once any earlier
+                // run of this node has checkpointed.
+                if let lease, let ownFile { await self.adoptPartialFile(id: id, lease: lease, ownFile: ownFile) }
+                // One reader of the download's events for the whole run, not a task per tick.
+                async let reported: Void = {
+                    for await case .progress(let progress) in download.events {
+                        await self.progressed(id: id, generation: current, progress)
+                    }
+                }()
+                let outcome: Outcome
+                do {
+                    outcome = .success(try await download.run())
+                } catch {
+                    outcome = .failure(error)
+                }
+                await reported
+                await self.finished(id: id, generation: current, outcome)
+                return outcome
             }
-            await reported
-            await self.finished(id: id, generation: current, outcome)
-            return outcome
-        } }
+        }
         running[id] = Run(task: task, generation: current, download: download)
     }
 

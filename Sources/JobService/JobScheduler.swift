@@ -453,7 +453,8 @@ public actor JobScheduler {
             guard try cluster.update(job, expectedState: seen) else {
                 try refresh(id)
                 throw SluiceError(
-                    .invalidTransition, "job \(id) changed on another node meanwhile (it is \(jobs[id]?.state.rawValue ?? "gone") now); try again"
+                    .invalidTransition,
+                    "job \(id) changed on another node meanwhile (it is \(jobs[id]?.state.rawValue ?? "gone") now); try again"
                 )
             }
         }

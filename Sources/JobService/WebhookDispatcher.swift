@@ -27,8 +27,10 @@ public final class WebhookDispatcher: Sendable {
         /// Attempts in flight at once.
         public var concurrency: Int
 
-        public init(url: String? = nil, secret: String? = nil, schedule: WebhookSchedule = WebhookSchedule(),
-                    timeout: Duration = .seconds(10), concurrency: Int = 8) {
+        public init(
+            url: String? = nil, secret: String? = nil, schedule: WebhookSchedule = WebhookSchedule(),
+            timeout: Duration = .seconds(10), concurrency: Int = 8
+        ) {
             self.url = url
             self.secret = secret
             self.schedule = schedule
@@ -181,7 +183,8 @@ public final class WebhookDispatcher: Sendable {
             ("Sluice-Event", delivery.event.rawValue), ("Sluice-Delivery", delivery.id),
         ]
         if let secret = configuration.secret {
-            headers.append(("Sluice-Signature", Self.signature(secret: secret, timestamp: Int64(time.timeIntervalSince1970), body: delivery.body)))
+            headers.append(
+                ("Sluice-Signature", Self.signature(secret: secret, timestamp: Int64(time.timeIntervalSince1970), body: delivery.body)))
         }
         return headers
     }

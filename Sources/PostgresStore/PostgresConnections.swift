@@ -50,7 +50,12 @@ final class PostgresConnections: Sendable {
         return configuration
     }
 
-    func connectionID() -> Int { nextID.withLockedValue { $0 += 1; return $0 } }
+    func connectionID() -> Int {
+        nextID.withLockedValue {
+            $0 += 1
+            return $0
+        }
+    }
 
     /// The deadline of a call starting now: the caller's budget (`StoreCallBudget`) or
     /// `timeout`, for the whole call — waiting for a connection, connecting, every statement.
@@ -168,7 +173,10 @@ final class PostgresConnections: Sendable {
 
     func close() {
         closed.withLockedValue { $0 = true }
-        for connection in idle.withLockedValue({ list in defer { list = [] }; return list }) {
+        for connection in idle.withLockedValue({ list in
+            defer { list = [] }
+            return list
+        }) {
             let closing: EventLoopFuture<Void> = connection.close()
             _ = try? wait(closing, what: "close")
         }

@@ -51,7 +51,8 @@ extension PostgresJobRepository {
         ).rows
         return try rows.map { row in
             let owned = try Self.owned(row)
-            return ClaimedJob(job: owned.job, lease: Lease(jobID: owned.job.id, owner: nodeName, epoch: owned.epoch), lastOwner: owned.lastOwner)
+            return ClaimedJob(
+                job: owned.job, lease: Lease(jobID: owned.job.id, owner: nodeName, epoch: owned.epoch), lastOwner: owned.lastOwner)
         }
     }
 
@@ -154,7 +155,8 @@ extension PostgresJobRepository {
     public func rescue(staleAfter: Duration) throws -> [String] {
         let stale = staleAfter / .seconds(1)
         return try connections.transaction { connection in
-            let won = try connections.run("SELECT pg_try_advisory_xact_lock(\(PostgresSchema.rescueLock))", on: connection)
+            let won =
+                try connections.run("SELECT pg_try_advisory_xact_lock(\(PostgresSchema.rescueLock))", on: connection)
                 .rows.first.map { try $0.decode(Bool.self) } ?? false
             guard won else { return [] }
             let rescued = try connections.run(
@@ -181,7 +183,8 @@ extension PostgresJobRepository {
             // The cursor is read first: a row committed after this statement is seen next time.
             // Rows are re-read from two seconds before it, for transactions that took a time
             // stamp before the cursor and committed after the last read.
-            let now = try connections.run("SELECT extract(epoch FROM clock_timestamp())::float8", on: connection)
+            let now =
+                try connections.run("SELECT extract(epoch FROM clock_timestamp())::float8", on: connection)
                 .rows.first.map { try $0.decode(Double.self) } ?? 0
             let settings = try queueSettings(on: connection)
             guard let cursor else {

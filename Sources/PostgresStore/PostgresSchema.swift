@@ -17,101 +17,105 @@ enum PostgresSchema {
     }
 
     static let migrations: [Migration] = [
-        Migration(version: 1, name: "jobs, leases, nodes, queue, idempotency keys, webhook deliveries", statements: [
-            "CREATE SEQUENCE job_sequence",
-            """
-            CREATE TABLE job (
-                id text PRIMARY KEY,
-                sequence bigint NOT NULL DEFAULT nextval('job_sequence'),
-                url text NOT NULL,
-                state text NOT NULL,
-                filename text,
-                requested_filename text,
-                bytes_total bigint,
-                bytes_done bigint NOT NULL DEFAULT 0,
-                speed double precision NOT NULL DEFAULT 0,
-                eta double precision,
-                connections integer NOT NULL,
-                resumable boolean NOT NULL DEFAULT false,
-                expected_sha256 text,
-                sha256 text,
-                path text,
-                error_code text,
-                error_message text,
-                priority integer NOT NULL DEFAULT 0,
-                headers text NOT NULL DEFAULT '{}',
-                created_at double precision NOT NULL,
-                updated_at double precision NOT NULL,
-                completed_at double precision,
-                retry_at double precision,
-                dependencies text NOT NULL DEFAULT '[]',
-                limit_rate bigint,
-                notify text,
-                proxy text,
-                checkpoint text,
-                owner text,
-                epoch bigint NOT NULL DEFAULT 0,
-                lease_expires_at timestamptz,
-                last_owner text,
-                changed_at timestamptz NOT NULL DEFAULT clock_timestamp()
-            )
-            """,
-            "CREATE INDEX job_claimable ON job (priority DESC, sequence) WHERE state = 'queued'",
-            "CREATE INDEX job_changed ON job (changed_at)",
-            "CREATE INDEX job_owner ON job (owner) WHERE owner IS NOT NULL",
-            """
-            CREATE FUNCTION sluice_job_touch() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN NEW.changed_at := clock_timestamp(); RETURN NEW; END $$
-            """,
-            "CREATE TRIGGER job_touch BEFORE UPDATE ON job FOR EACH ROW EXECUTE FUNCTION sluice_job_touch()",
-            "CREATE TABLE job_removal (id text PRIMARY KEY, removed_at timestamptz NOT NULL DEFAULT clock_timestamp())",
-            """
-            CREATE TABLE node (
-                name text PRIMARY KEY,
-                started_at timestamptz NOT NULL,
-                last_seen timestamptz NOT NULL
-            )
-            """,
-            """
-            CREATE TABLE queue_settings (
-                id integer PRIMARY KEY CHECK (id = 1),
-                paused boolean NOT NULL,
-                max_active integer NOT NULL,
-                limit_rate bigint
-            )
-            """,
-            """
-            CREATE TABLE idempotency_key (
-                key text PRIMARY KEY,
-                job_id text NOT NULL,
-                created_at double precision NOT NULL
-            )
-            """,
-            "CREATE INDEX idempotency_key_created ON idempotency_key (created_at)",
-            """
-            CREATE TABLE webhook_delivery (
-                id text PRIMARY KEY,
-                job_id text NOT NULL,
-                event text NOT NULL,
-                url text NOT NULL,
-                body text NOT NULL,
-                state text NOT NULL,
-                attempts integer NOT NULL,
-                last_status integer,
-                last_error text,
-                created_at double precision NOT NULL,
-                next_attempt_at double precision,
-                delivered_at double precision,
-                claimed_until timestamptz,
-                claimed_by text
-            )
-            """,
-            "CREATE INDEX webhook_delivery_job ON webhook_delivery (job_id, created_at)",
-            "CREATE INDEX webhook_delivery_pending ON webhook_delivery (state, next_attempt_at)",
-        ]),
-        Migration(version: 2, name: "insecure TLS per job", statements: [
-            "ALTER TABLE job ADD COLUMN insecure boolean NOT NULL DEFAULT false",
-        ]),
+        Migration(
+            version: 1, name: "jobs, leases, nodes, queue, idempotency keys, webhook deliveries",
+            statements: [
+                "CREATE SEQUENCE job_sequence",
+                """
+                CREATE TABLE job (
+                    id text PRIMARY KEY,
+                    sequence bigint NOT NULL DEFAULT nextval('job_sequence'),
+                    url text NOT NULL,
+                    state text NOT NULL,
+                    filename text,
+                    requested_filename text,
+                    bytes_total bigint,
+                    bytes_done bigint NOT NULL DEFAULT 0,
+                    speed double precision NOT NULL DEFAULT 0,
+                    eta double precision,
+                    connections integer NOT NULL,
+                    resumable boolean NOT NULL DEFAULT false,
+                    expected_sha256 text,
+                    sha256 text,
+                    path text,
+                    error_code text,
+                    error_message text,
+                    priority integer NOT NULL DEFAULT 0,
+                    headers text NOT NULL DEFAULT '{}',
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL,
+                    completed_at double precision,
+                    retry_at double precision,
+                    dependencies text NOT NULL DEFAULT '[]',
+                    limit_rate bigint,
+                    notify text,
+                    proxy text,
+                    checkpoint text,
+                    owner text,
+                    epoch bigint NOT NULL DEFAULT 0,
+                    lease_expires_at timestamptz,
+                    last_owner text,
+                    changed_at timestamptz NOT NULL DEFAULT clock_timestamp()
+                )
+                """,
+                "CREATE INDEX job_claimable ON job (priority DESC, sequence) WHERE state = 'queued'",
+                "CREATE INDEX job_changed ON job (changed_at)",
+                "CREATE INDEX job_owner ON job (owner) WHERE owner IS NOT NULL",
+                """
+                CREATE FUNCTION sluice_job_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN NEW.changed_at := clock_timestamp(); RETURN NEW; END $$
+                """,
+                "CREATE TRIGGER job_touch BEFORE UPDATE ON job FOR EACH ROW EXECUTE FUNCTION sluice_job_touch()",
+                "CREATE TABLE job_removal (id text PRIMARY KEY, removed_at timestamptz NOT NULL DEFAULT clock_timestamp())",
+                """
+                CREATE TABLE node (
+                    name text PRIMARY KEY,
+                    started_at timestamptz NOT NULL,
+                    last_seen timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE queue_settings (
+                    id integer PRIMARY KEY CHECK (id = 1),
+                    paused boolean NOT NULL,
+                    max_active integer NOT NULL,
+                    limit_rate bigint
+                )
+                """,
+                """
+                CREATE TABLE idempotency_key (
+                    key text PRIMARY KEY,
+                    job_id text NOT NULL,
+                    created_at double precision NOT NULL
+                )
+                """,
+                "CREATE INDEX idempotency_key_created ON idempotency_key (created_at)",
+                """
+                CREATE TABLE webhook_delivery (
+                    id text PRIMARY KEY,
+                    job_id text NOT NULL,
+                    event text NOT NULL,
+                    url text NOT NULL,
+                    body text NOT NULL,
+                    state text NOT NULL,
+                    attempts integer NOT NULL,
+                    last_status integer,
+                    last_error text,
+                    created_at double precision NOT NULL,
+                    next_attempt_at double precision,
+                    delivered_at double precision,
+                    claimed_until timestamptz,
+                    claimed_by text
+                )
+                """,
+                "CREATE INDEX webhook_delivery_job ON webhook_delivery (job_id, created_at)",
+                "CREATE INDEX webhook_delivery_pending ON webhook_delivery (state, next_attempt_at)",
+            ]),
+        Migration(
+            version: 2, name: "insecure TLS per job",
+            statements: [
+                "ALTER TABLE job ADD COLUMN insecure boolean NOT NULL DEFAULT false"
+            ]),
     ]
 
     /// Applies what is missing; returns the versions applied.

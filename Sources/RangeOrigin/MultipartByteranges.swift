@@ -13,7 +13,8 @@ struct MultipartByteranges: Sendable {
         self.boundary = boundary
         self.parts = ranges.enumerated().map { index, range in
             let lead = index == 0 ? "" : "\r\n"
-            let header = "\(lead)--\(boundary)\r\nContent-Type: \(contentType)\r\n"
+            let header =
+                "\(lead)--\(boundary)\r\nContent-Type: \(contentType)\r\n"
                 + "Content-Range: \(ContentRange.range(range, completeLength: length).headerValue)\r\n\r\n"
             return (range, header)
         }

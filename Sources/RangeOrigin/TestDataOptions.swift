@@ -27,7 +27,8 @@ struct TestDataOptions: Sendable {
         for (key, value) in query {
             func number(_ range: ClosedRange<Int64> = 0...Int64.max) throws -> Int64 {
                 guard let number = ByteSize.parse(value, limit: .max), range.contains(number) else {
-                    throw SluiceError(.invalidField, "\(key) must be a number in \(range.lowerBound)...\(range.upperBound)", field: String(key))
+                    throw SluiceError(
+                        .invalidField, "\(key) must be a number in \(range.lowerBound)...\(range.upperBound)", field: String(key))
                 }
                 return number
             }

@@ -15,7 +15,6 @@ import SluiceHTTP
 struct BearerAuthMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: TokenDigest
 
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // No route: the static-file fallback for the dashboard, which holds nothing secret.
         guard let route = context.endpointPath, !openRoutes.contains(route) else {

@@ -13,7 +13,6 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Nil when any `Host` is answered (a token is set, no list was given).
     let allowedHosts: Set<String>?
 
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let host = request.head.authority  // HTTP/1 `Host`, or HTTP/2 `:authority`
         if let refusal = Self.misdirection(host: host, allowedHosts: allowedHosts) {

@@ -53,7 +53,7 @@ public func buildApplication(
                     origin.fileFastPath(
                         admits: admission.admits, extraHeaders: [.server: serverName],
                         answered: RequestTimers(factory: metrics).recorder(method: .get, route: "/files/**")
-                    ),
+                    )
                 ]
             )
         )

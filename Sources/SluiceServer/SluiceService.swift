@@ -51,7 +51,9 @@ public func buildService(
 ) throws -> SluiceService {
     // Before anything is created on disk.
     try configuration.validate()
-    for directory in [configuration.dataDirectory, configuration.cacheDirectory, configuration.documentsDirectory, configuration.originRoot] {
+    for directory in [
+        configuration.dataDirectory, configuration.cacheDirectory, configuration.documentsDirectory, configuration.originRoot,
+    ] {
         do {
             // Only this user: the job store holds job headers, which may be credentials.
             try FileManager.default.createDirectory(

@@ -98,7 +98,10 @@ final class OpenChannels: Sendable {
             if !state.closed { state.channels[id] = channel }
             return state.closed
         }
-        if closed { channel.close(promise: nil); return }
+        if closed {
+            channel.close(promise: nil)
+            return
+        }
         channel.closeFuture.whenComplete { _ in _ = self.state.withLock { $0.channels.removeValue(forKey: id) } }
     }
 

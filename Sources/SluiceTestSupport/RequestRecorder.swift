@@ -74,7 +74,9 @@ extension RequestRecorder {
                 self.ended()
                 let status = (error as? any HTTPResponseError)?.status.code ?? 500
                 _ = self.begin(
-                    .init(path: request.uri.description, range: request.headers[.range], ifRange: request.headers[.ifRange], status: status, bodyBytes: 0)
+                    .init(
+                        path: request.uri.description, range: request.headers[.range], ifRange: request.headers[.ifRange], status: status,
+                        bodyBytes: 0)
                 )
                 throw error
             }

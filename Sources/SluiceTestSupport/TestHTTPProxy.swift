@@ -147,7 +147,8 @@ private final class HTTPProxyHandler: ChannelInboundHandler, RemovableChannelHan
                 return
             }
             var forwarded = head
-            forwarded.uri = (url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath)
+            forwarded.uri =
+                (url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath)
                 + (url.percentEncodedQuery.map { "?" + $0 } ?? "")
             for name in ["proxy-authorization", "proxy-connection", "connection", "keep-alive"] {
                 forwarded.headers.remove(name: name)

@@ -56,7 +56,8 @@ public enum TestPostgres {
             if let cached { return cached }
             let result: Result<Server, Failure>
             if let url = ProcessInfo.processInfo.environment["SLUICE_TEST_POSTGRES"], !url.isEmpty {
-                result = .success(Server(directory: ProcessInfo.processInfo.environment["SLUICE_TEST_POSTGRES_DIR"] ?? "", base: base(of: url)))
+                result = .success(
+                    Server(directory: ProcessInfo.processInfo.environment["SLUICE_TEST_POSTGRES_DIR"] ?? "", base: base(of: url)))
             } else {
                 result = Result { try startServer() }.mapError { Failure(description: "\($0)") }
                 if case .success(let server) = result {
@@ -122,7 +123,8 @@ public enum TestPostgres {
     }
 
     private static func createDatabase(_ name: String, on server: Server, ifMissing: Bool = false) throws {
-        let sql = ifMissing
+        let sql =
+            ifMissing
             ? "SELECT 'CREATE DATABASE \(name)' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '\(name)') \\gexec"
             : "CREATE DATABASE \(name)"
         _ = try run("/usr/bin/psql", [server.url(database: "sluice"), "-v", "ON_ERROR_STOP=1", "-q"], input: sql)
@@ -163,7 +165,8 @@ public enum TestPostgres {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw Failure(
-                description: "\((executable as NSString).lastPathComponent) \(arguments.first ?? ""): \(String(decoding: err, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))"
+                description:
+                    "\((executable as NSString).lastPathComponent) \(arguments.first ?? ""): \(String(decoding: err, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))"
             )
         }
         return String(decoding: out, as: UTF8.self)

@@ -87,9 +87,11 @@ struct Get: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let path = output ?? FileNameSanitizer.downloadName(
-            contentDisposition: nil, urlPath: URLComponents(string: url)?.percentEncodedPath ?? ""
-        )
+        let path =
+            output
+            ?? FileNameSanitizer.downloadName(
+                contentDisposition: nil, urlPath: URLComponents(string: url)?.percentEncodedPath ?? ""
+            )
         let checkpoints = JSONFileCheckpointStore(path: path + ".sluice")
         if continueDownload {
             if try await checkpoints.load() == nil, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64,

@@ -37,7 +37,8 @@ final class ProgressReporter: Sendable {
         }
         let width = 30
         let filled = Int(fraction * Double(width))
-        let bar = String(repeating: "=", count: filled) + (filled < width ? ">" : "")
+        let bar =
+            String(repeating: "=", count: filled) + (filled < width ? ">" : "")
             + String(repeating: " ", count: max(0, width - filled - 1))
         let percent = String(format: "%5.1f%%", fraction * 100)
         let eta = progress.eta.map { "ETA " + duration($0) } ?? "ETA --"

@@ -33,7 +33,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Download rate limit in bytes per second, K/M/G suffixes allowed (env SLUICE_LIMIT_RATE).")
     var limitRate: String?
 
-    @Option(name: .customLong("public"), help: "The dashboard's directory (env SLUICE_PUBLIC, default: public/ beside or above the executable).")
+    @Option(
+        name: .customLong("public"), help: "The dashboard's directory (env SLUICE_PUBLIC, default: public/ beside or above the executable)."
+    )
     var publicDirectory: String?
 
     @Flag(help: "Allow a non-loopback address without a token (env SLUICE_INSECURE_NO_AUTH=1).")
@@ -55,43 +57,58 @@ struct Serve: AsyncParsableCommand {
     var maxConnections: Int?
 
     @Option(
-        help: "Free space a download may not reserve, K/M/G suffixes allowed (env SLUICE_MIN_FREE_SPACE; default: the smaller of 512M and 5% of the file system)."
+        help:
+            "Free space a download may not reserve, K/M/G suffixes allowed (env SLUICE_MIN_FREE_SPACE; default: the smaller of 512M and 5% of the file system)."
     )
     var minFreeSpace: String?
 
     @Option(help: "URL told (POST, JSON) when any job completes, fails or is removed (env SLUICE_WEBHOOK).")
     var webhook: String?
 
-    @Option(help: "Secret that signs webhook calls: Sluice-Signature: t=UNIX,v1=HMAC-SHA256(secret, \"t.BODY\") (env SLUICE_WEBHOOK_SECRET).")
+    @Option(
+        help: "Secret that signs webhook calls: Sluice-Signature: t=UNIX,v1=HMAC-SHA256(secret, \"t.BODY\") (env SLUICE_WEBHOOK_SECRET).")
     var webhookSecret: String?
 
     @Option(help: "How long a failing webhook delivery is retried, as 90s, 30m, 24h or 7d (env SLUICE_WEBHOOK_RETRY_FOR, default 24h).")
     var webhookRetryFor: String?
 
     @Option(
-        help: "Proxy for every download: http://[user:pass@]host:port or socks5://host:port (env SLUICE_PROXY; else https_proxy, http_proxy, all_proxy and no_proxy as curl reads them)."
+        help:
+            "Proxy for every download: http://[user:pass@]host:port or socks5://host:port (env SLUICE_PROXY; else https_proxy, http_proxy, all_proxy and no_proxy as curl reads them)."
     )
     var proxy: String?
 
     @Option(help: "Connections of all downloads to one host at once, 1-1024 (env SLUICE_MAX_CONNECTIONS_PER_HOST, default 16).")
     var maxConnectionsPerHost: Int?
 
-    @Option(help: "Job store shared by a cluster's nodes: postgres://user:password@host:port/database (env SLUICE_STORE; default: SQLite in the data directory).")
+    @Option(
+        help:
+            "Job store shared by a cluster's nodes: postgres://user:password@host:port/database (env SLUICE_STORE; default: SQLite in the data directory)."
+    )
     var store: String?
 
     @Option(help: "This node's name in a cluster, unique among its nodes (env SLUICE_NODE_NAME, default: the host name).")
     var nodeName: String?
 
-    @Option(help: "How long a node's claim on a job lasts unrenewed, as 15s or 2m; a node silent longer loses its jobs to the others (env SLUICE_LEASE, default 15s).")
+    @Option(
+        help:
+            "How long a node's claim on a job lasts unrenewed, as 15s or 2m; a node silent longer loses its jobs to the others (env SLUICE_LEASE, default 15s)."
+    )
     var lease: String?
 
-    @Option(help: ArgumentHelp("Serve every route over TLS with this certificate chain (PEM, leaf first; env SLUICE_TLS_CERT). SIGHUP reads it again.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Serve every route over TLS with this certificate chain (PEM, leaf first; env SLUICE_TLS_CERT). SIGHUP reads it again.",
+            valueName: "file"))
     var tlsCert: String?
 
     @Option(help: ArgumentHelp("The private key of --tls-cert (PEM; env SLUICE_TLS_KEY).", valueName: "file"))
     var tlsKey: String?
 
-    @Option(help: ArgumentHelp("PEM certificates downloads, webhooks and the store trust besides the system store, or SSL_CERT_FILE / SSL_CERT_DIR when set (env SLUICE_CA_FILE).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "PEM certificates downloads, webhooks and the store trust besides the system store, or SSL_CERT_FILE / SSL_CERT_DIR when set (env SLUICE_CA_FILE).",
+            valueName: "file"))
     var caFile: String?
 
     @Flag(help: "Let a job set \"insecure\": true to skip verifying its server's certificate (env SLUICE_ALLOW_INSECURE_TLS=1).")
@@ -164,7 +181,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError(error.message)
         }
         if webhookSecret == "" || (webhookSecret == nil && Environment.isSetButEmpty("SLUICE_WEBHOOK_SECRET")) {
-            throw ValidationError("the webhook secret is empty: set --webhook-secret / SLUICE_WEBHOOK_SECRET to a secret, or leave it unset")
+            throw ValidationError(
+                "the webhook secret is empty: set --webhook-secret / SLUICE_WEBHOOK_SECRET to a secret, or leave it unset")
         }
         configuration.webhookSecret = webhookSecret ?? Environment.string("SLUICE_WEBHOOK_SECRET")
         if let text = webhookRetryFor ?? Environment.string("SLUICE_WEBHOOK_RETRY_FOR") {

@@ -63,9 +63,12 @@ import Testing
     @Test func unknownLengthIsStreamed() async throws {
         try await EngineHarness.with { (harness: EngineHarness) async throws in
             let totals = Mutex<[Int64?]>([])
-            let result = try await harness.download("/testdata/1M?nolength=1&seed=8", progress: { progress in
-                totals.withLock { $0.append(progress.bytesTotal) }
-            }).run()
+            let result = try await harness.download(
+                "/testdata/1M?nolength=1&seed=8",
+                progress: { progress in
+                    totals.withLock { $0.append(progress.bytesTotal) }
+                }
+            ).run()
             #expect(result.sha256 == EngineHarness.expectedSHA256(size: 1 << 20, seed: 8))
             #expect(result.bytes == 1 << 20)
             #expect(totals.withLock { $0.allSatisfy { $0 == nil } })

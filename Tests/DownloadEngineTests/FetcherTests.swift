@@ -45,7 +45,8 @@ import NIOHTTP1
     static func get(_ fetcher: Fetcher, _ url: String, headers: [String: String] = [:]) async throws -> Fetcher.Fetched {
         var request = HTTPClientRequest(url: url)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        return try await fetcher.execute(request, credentialsOrigin: url, deadline: NIODeadline.now() + .seconds(60), logger: Logger(label: "test"))
+        return try await fetcher.execute(
+            request, credentialsOrigin: url, deadline: NIODeadline.now() + .seconds(60), logger: Logger(label: "test"))
     }
 
     static let loopbackOnlyFirstHop = TargetPolicy(allowsPrivateNetworks: false, exceptions: [IPAddress(host: "127.0.0.1")!])
@@ -78,7 +79,9 @@ import NIOHTTP1
 
     @Test func literalAddressesAreCheckedInEveryFormTheResolverAccepts() async throws {
         let fetcher = Fetcher(policy: .publicOnly, stallTimeout: 5)
-        for host in ["127.0.0.1", "2130706433", "0x7f.1", "127.1", "[::1]", "[::ffff:127.0.0.1]", "0.0.0.0", "localhost", "169.254.169.254"] {
+        for host in [
+            "127.0.0.1", "2130706433", "0x7f.1", "127.1", "[::1]", "[::ffff:127.0.0.1]", "0.0.0.0", "localhost", "169.254.169.254",
+        ] {
             await #expect(throws: SluiceError.self, "\(host)") {
                 _ = try await Self.get(fetcher, "http://\(host):1/")
             }
@@ -128,7 +131,9 @@ import NIOHTTP1
                 let fetcher = Fetcher(stallTimeout: 5)
                 let back = "http://127.0.0.1:\(homePort)/back"
                 let start = "http://127.0.0.1:\(homePort)/to?url=http://127.0.0.1:\(awayPort)/to?url=\(back)"
-                let credentials = ["Authorization": "Bearer secret", "Cookie": "session=1", "Proxy-Authorization": "Basic x", "X-Other": "kept"]
+                let credentials = [
+                    "Authorization": "Bearer secret", "Cookie": "session=1", "Proxy-Authorization": "Basic x", "X-Other": "kept",
+                ]
                 let fetched = try await Self.get(fetcher, start, headers: credentials)
                 #expect(fetched.url == back)
                 try await fetcher.shutdown()

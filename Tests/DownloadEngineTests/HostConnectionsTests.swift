@@ -60,7 +60,10 @@ struct HostConnectionsTests {
 private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(5)
     while !condition() {
-        guard ContinuousClock.now < deadline else { Issue.record("condition never held"); return }
+        guard ContinuousClock.now < deadline else {
+            Issue.record("condition never held")
+            return
+        }
         try await Task.sleep(for: .milliseconds(5))
     }
 }

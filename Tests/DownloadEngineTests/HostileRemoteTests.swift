@@ -35,7 +35,12 @@ import Testing
     /// Every request the scripted origin saw: its `Range`, `If-Range` and credentials.
     final class Log: Sendable {
         private let entries = Mutex<[HTTPFields]>([])
-        func add(_ fields: HTTPFields) -> Int { entries.withLock { $0.append(fields); return $0.count - 1 } }
+        func add(_ fields: HTTPFields) -> Int {
+            entries.withLock {
+                $0.append(fields)
+                return $0.count - 1
+            }
+        }
         var all: [HTTPFields] { entries.withLock { $0 } }
     }
 

@@ -12,9 +12,12 @@ import Testing
             let path = "/testdata/4M?rate=2M&seed=6"
             let seen = Mutex<Int64>(0)
             let task = Task {
-                try await harness.download(path, connections: 2, progress: { progress in
-                    seen.withLock { $0 = max($0, progress.bytesDone) }
-                }).run()
+                try await harness.download(
+                    path, connections: 2,
+                    progress: { progress in
+                        seen.withLock { $0 = max($0, progress.bytesDone) }
+                    }
+                ).run()
             }
             // Poll with a deadline until some bytes are on disk, then pause.
             let deadline = ContinuousClock.now + .seconds(20)

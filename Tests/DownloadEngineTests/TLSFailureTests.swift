@@ -16,16 +16,27 @@ import X509
         let ca = try TestCertificateAuthority(directory: directory.path, commonName: "Home Lab CA")
         let expiry = Date(timeIntervalSince1970: 1_780_000_000)  // 2026-05-28 20:26:40 UTC
         let rows: [(TestCertificateAuthority.Pair, String, String)] = [
-            (try ca.issue("expired", notValidBefore: expiry - 86400, notValidAfter: expiry), "localhost",
-             "the certificate of localhost expired on 2026-05-28 20:26:40 UTC"),
-            (try ca.issue("future", notValidBefore: Date() + 86400, notValidAfter: Date() + 2 * 86400), "localhost",
-             "is not valid before"),
-            (try ca.issue("other", dnsNames: ["a.example", "b.example"], addresses: [[10, 0, 0, 1]]), "localhost",
-             "the certificate of localhost is issued for a.example, b.example, 10.0.0.1, not localhost"),
-            (try ca.issue("wildcard", dnsNames: ["*.example.com"], addresses: []), "a.b.example.com",
-             "is issued for *.example.com, not a.b.example.com"),
+            (
+                try ca.issue("expired", notValidBefore: expiry - 86400, notValidAfter: expiry), "localhost",
+                "the certificate of localhost expired on 2026-05-28 20:26:40 UTC"
+            ),
+            (
+                try ca.issue("future", notValidBefore: Date() + 86400, notValidAfter: Date() + 2 * 86400), "localhost",
+                "is not valid before"
+            ),
+            (
+                try ca.issue("other", dnsNames: ["a.example", "b.example"], addresses: [[10, 0, 0, 1]]), "localhost",
+                "the certificate of localhost is issued for a.example, b.example, 10.0.0.1, not localhost"
+            ),
+            (
+                try ca.issue("wildcard", dnsNames: ["*.example.com"], addresses: []), "a.b.example.com",
+                "is issued for *.example.com, not a.b.example.com"
+            ),
             (try ca.issue("self", selfSigned: true), "localhost", "the certificate of localhost is self-signed"),
-            (try ca.issue("good"), "localhost", "is not trusted: it was issued by O=Sluice tests,CN=Home Lab CA, which is not a trusted CA"),
+            (
+                try ca.issue("good"), "localhost",
+                "is not trusted: it was issued by O=Sluice tests,CN=Home Lab CA, which is not a trusted CA"
+            ),
             (try ca.issue("address", dnsNames: [], addresses: [[127, 0, 0, 1]]), "127.0.0.1", "is not trusted"),
             (try ca.issue("wildcard-ok", dnsNames: ["*.example.com"], addresses: []), "www.example.com", "is not trusted"),
         ]
@@ -38,7 +49,9 @@ import X509
     }
 
     @Test func handshakeFailuresAreToldApartFromDroppedConnections() {
-        #expect(TLSFailure.protocolMessage(TestError("... WRONG_VERSION_NUMBER ..."), host: "h:1") == "the server at h:1 does not answer TLS (is it plain http?)")
+        #expect(
+            TLSFailure.protocolMessage(TestError("... WRONG_VERSION_NUMBER ..."), host: "h:1")
+                == "the server at h:1 does not answer TLS (is it plain http?)")
         #expect(TLSFailure.protocolMessage(TestError("something else"), host: "h") == "the TLS handshake with h failed (protocol error)")
         #expect(!TLSFailure.isHandshakeFailure(TestError("CERTIFICATE_VERIFY_FAILED")), "only the TLS library's own errors")
     }

@@ -100,7 +100,8 @@ import Testing
     @Test func anHTTPProxyForwardsAnAbsoluteFormRequest() async throws {
         try await Self.withOriginBytes { port, expected in
             let proxy = try await TestHTTPProxy()
-            let response = try await RawHTTPClient.request(port: proxy.port, path: "http://127.0.0.1:\(port)\(Self.path)", host: "127.0.0.1:\(port)")
+            let response = try await RawHTTPClient.request(
+                port: proxy.port, path: "http://127.0.0.1:\(port)\(Self.path)", host: "127.0.0.1:\(port)")
             #expect(response.status == 200)
             #expect(response.body == expected)
             #expect(proxy.entries.map(\.method) == ["GET"])

@@ -55,7 +55,10 @@ struct PostgresClusterStoreTests {
         let url = try TestPostgres.newDatabase()
         let a = try Self.open(url, node: "a")
         let b = try Self.open(url, node: "b")
-        defer { a.close(removingNode: false); b.close(removingNode: false) }
+        defer {
+            a.close(removingNode: false)
+            b.close(removingNode: false)
+        }
         try a.insert(Self.job("old", age: 1))
         try a.insert(Self.job("new", age: 2))
         try a.insert(Self.job("urgent", priority: 5, age: 3))
@@ -94,7 +97,10 @@ struct PostgresClusterStoreTests {
         let url = try TestPostgres.newDatabase()
         let a = try Self.open(url, node: "a", lease: .seconds(1))
         let b = try Self.open(url, node: "b", lease: .seconds(1))
-        defer { a.close(removingNode: false); b.close(removingNode: false) }
+        defer {
+            a.close(removingNode: false)
+            b.close(removingNode: false)
+        }
         try a.insert(Self.job("j"))
         let lease = try #require(try a.claim(limit: 1).first).lease
         var progress = try #require(try a.job(id: "j"))
@@ -152,7 +158,10 @@ struct PostgresClusterStoreTests {
         let url = try TestPostgres.newDatabase()
         let a = try Self.open(url, node: "a")
         let b = try Self.open(url, node: "b")
-        defer { a.close(removingNode: false); b.close(removingNode: false) }
+        defer {
+            a.close(removingNode: false)
+            b.close(removingNode: false)
+        }
         let signals = b.signals()
         var iterator = signals.makeAsyncIterator()
         #expect(await iterator.next() == .resync)
@@ -186,7 +195,10 @@ struct PostgresClusterStoreTests {
             let url = try TestPostgres.newDatabase()
             let a = try Self.open(url, node: "a")
             let b = try Self.open(url, node: "b")
-            defer { a.close(removingNode: false); b.close(removingNode: false) }
+            defer {
+                a.close(removingNode: false)
+                b.close(removingNode: false)
+            }
             let client = Fetcher()
             func scheduler(_ store: PostgresJobRepository) throws -> JobScheduler {
                 var configuration = JobScheduler.Configuration(

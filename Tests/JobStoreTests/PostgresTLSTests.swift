@@ -24,7 +24,8 @@ struct PostgresTLSTests {
         let url = try TestPostgres.newDatabase()
         let verified = try Self.open(url + "?sslmode=verify-full&sslrootcert=\(ca)")
         #expect(try Self.usesTLS(verified) == true)
-        try verified.insert(JobSnapshot(id: "j", url: "https://example.com/f", state: .queued, connections: 1, priority: 0, createdAt: Date()))
+        try verified.insert(
+            JobSnapshot(id: "j", url: "https://example.com/f", state: .queued, connections: 1, priority: 0, createdAt: Date()))
         #expect(try verified.allJobs().map(\.id) == ["j"])
         verified.close(removingNode: true)
         let plain = try Self.open(url + "?sslmode=disable")
@@ -62,6 +63,8 @@ struct PostgresTLSTests {
                 (error as? SluiceError)?.message.contains(named) == true
             }
         }
-        #expect(throws: (any Error).self) { try Self.open("postgres://u:p@127.0.0.1:5432/db?sslmode=verify-full&sslrootcert=/nonexistent.pem") }
+        #expect(throws: (any Error).self) {
+            try Self.open("postgres://u:p@127.0.0.1:5432/db?sslmode=verify-full&sslrootcert=/nonexistent.pem")
+        }
     }
 }

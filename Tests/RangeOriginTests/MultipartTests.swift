@@ -54,7 +54,8 @@ import Testing
                 #expect(contentType.hasPrefix("multipart/byteranges; boundary="))
                 let boundary = String(contentType.dropFirst("multipart/byteranges; boundary=".count))
                 let parts = try Self.parse(response.body, boundary: boundary)
-                #expect(parts.map { $0.headers["content-range"] } == ["bytes 7000-7999/10000", "bytes 0-999/10000", "bytes 9999-9999/10000"])
+                #expect(
+                    parts.map { $0.headers["content-range"] } == ["bytes 7000-7999/10000", "bytes 0-999/10000", "bytes 9999-9999/10000"])
                 #expect(parts.allSatisfy { $0.headers["content-type"] == "application/pdf" })
                 #expect(parts.map(\.body) == [Array(content[7000..<8000]), Array(content[0..<1000]), [content[9999]]])
             }

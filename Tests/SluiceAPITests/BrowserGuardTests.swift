@@ -30,7 +30,8 @@ import NIOHTTP1
     }
 
     @Test func anAllowedHostsListAppliesWhateverTheBind() async throws {
-        try await ServiceHarness.with(token: "t", configure: { $0.allowedHosts = ["sluice.lan"] }) { (service: ServiceHarness) async throws in
+        try await ServiceHarness.with(token: "t", configure: { $0.allowedHosts = ["sluice.lan"] }) {
+            (service: ServiceHarness) async throws in
             #expect(try await service.raw("GET", "/jobs", host: "sluice.lan:8080", authorized: true).status == 200)
             #expect(try await service.raw("GET", "/jobs", host: "SLUICE.LAN", authorized: true).status == 200)
             #expect(try await service.raw("GET", "/jobs", host: "localhost", authorized: true).status == 200)
@@ -63,7 +64,10 @@ import NIOHTTP1
             // Reads from anywhere, and changes from the dashboard's own origin or from curl, go through.
             #expect(try await service.raw("GET", "/jobs/\(id)", headers: ["Origin": "http://evil.example"]).status == 200)
             #expect(try await service.raw("POST", "/jobs/\(id)/resume", headers: ["Origin": own]).status == 200)
-            #expect(try await service.raw("POST", "/jobs/\(id)/pause", headers: ["Origin": "http://LOCALHOST:\(service.port)"], host: "localhost:\(service.port)").status == 200)
+            #expect(
+                try await service.raw(
+                    "POST", "/jobs/\(id)/pause", headers: ["Origin": "http://LOCALHOST:\(service.port)"], host: "localhost:\(service.port)"
+                ).status == 200)
             #expect(try await service.raw("DELETE", "/jobs/\(id)").status == 204)
         }
     }

@@ -21,7 +21,8 @@ import NIOHTTP1
 
     /// Starts a job and returns once all its bytes are on disk (the job says so while it
     /// verifies), or nil if it completed before that could be seen.
-    static func startAndWaitForTheLastByte(_ service: ServiceHarness, name: String, seed: Int) async throws -> (id: String, inWindow: Bool) {
+    static func startAndWaitForTheLastByte(_ service: ServiceHarness, name: String, seed: Int) async throws -> (id: String, inWindow: Bool)
+    {
         let url = service.testdata("/testdata/32M?seed=\(seed)")
         let id = try await service.create(["url": url, "filename": name, "connections": 4])["id"] as! String
         let deadline = ContinuousClock.now + .seconds(60)

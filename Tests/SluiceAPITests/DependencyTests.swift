@@ -65,7 +65,9 @@ import Testing
     /// is still failed used to fail it again at once (and answer `failed`); it waits now.
     @Test func aJobResumedBeforeItsFailedDependencyWaitsForIt() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
-            let a = try await service.create(["url": service.testdata("/testdata/1M?status=404&times=1&seed=5"), "paused": true])["id"] as! String
+            let a =
+                try await service.create(["url": service.testdata("/testdata/1M?status=404&times=1&seed=5"), "paused": true])["id"]
+                as! String
             let b = try await service.create(["url": service.testdata("/testdata/1M?seed=6"), "after": [a]])["id"] as! String
             let c = try await service.create(["url": service.testdata("/testdata/1M?seed=7"), "after": [b]])["id"] as! String
             #expect(try await service.request(.POST, "/jobs/\(a)/resume").status == 200)

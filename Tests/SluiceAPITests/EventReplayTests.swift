@@ -11,7 +11,9 @@ import Testing
     @Test func aReconnectWithTheLastIDGetsOnlyWhatItMissed() async throws {
         try await ServiceHarness.with { service in
             var ids: [String] = []
-            for _ in 0..<3 { ids.append(try await service.create(["url": service.testdata("/testdata/1K"), "paused": true])["id"] as! String) }
+            for _ in 0..<3 {
+                ids.append(try await service.create(["url": service.testdata("/testdata/1K"), "paused": true])["id"] as! String)
+            }
             var first = EventReader(try await service.events("/events"))
             for _ in 0..<3 { _ = try await first.next() }
             let seen = try #require(first.lastID)
@@ -70,8 +72,9 @@ import Testing
         let broadcaster = JobEventBroadcaster()
         let (slow, _) = broadcaster.subscribe(after: nil)
         let (fast, _) = broadcaster.subscribe(after: nil)
-        let job = JobSnapshot(id: "0000000000000", url: "https://example.com/" + String(repeating: "x", count: 400), state: .queued,
-                              connections: 1, priority: 0, createdAt: Date())
+        let job = JobSnapshot(
+            id: "0000000000000", url: "https://example.com/" + String(repeating: "x", count: 400), state: .queued,
+            connections: 1, priority: 0, createdAt: Date())
         var delivered = 0
         for round in 0..<4000 {
             broadcaster.publish(.job(job))

@@ -53,17 +53,19 @@ import SluiceAPI
             let first = try await harness.request(.GET, "/files/a.bin")
             let etag = try #require(first.headers.first(name: "ETag"))
             let before = try await Self.fastAnswers(harness)
-            let answers = try await Self.pipelined(port: harness.port, [
-                ("/files/a.bin", ["Range": "bytes=10-19"]),  // fast
-                ("/jobs", [:]),  // router
-                ("/files/a.bin", [:]),  // fast (the router was done)
-                ("/files/a.bin", ["If-None-Match": etag]),  // 304 from the router
-                ("/files/a.bin", ["Range": "bytes=0-1,5-6"]),  // multipart from the router
-                ("/files/a.bin", ["Range": "bytes=-5"]),  // fast
-                ("/files/missing", [:]),  // 404 from the router
-                ("/files/a.bin", ["Range": "bytes=999999-"]),  // 416 from the router
-                ("/healthz", [:]),
-            ])
+            let answers = try await Self.pipelined(
+                port: harness.port,
+                [
+                    ("/files/a.bin", ["Range": "bytes=10-19"]),  // fast
+                    ("/jobs", [:]),  // router
+                    ("/files/a.bin", [:]),  // fast (the router was done)
+                    ("/files/a.bin", ["If-None-Match": etag]),  // 304 from the router
+                    ("/files/a.bin", ["Range": "bytes=0-1,5-6"]),  // multipart from the router
+                    ("/files/a.bin", ["Range": "bytes=-5"]),  // fast
+                    ("/files/missing", [:]),  // 404 from the router
+                    ("/files/a.bin", ["Range": "bytes=999999-"]),  // 416 from the router
+                    ("/healthz", [:]),
+                ])
             #expect(answers.map(\.status) == [206, 200, 200, 304, 206, 206, 404, 416, 200])
             #expect(answers[0].body == Array(Self.content[10..<20]))
             #expect(answers[0].header("Content-Range") == "bytes 10-19/\(Self.content.count)")

@@ -20,20 +20,24 @@ import NIOHTTP1
 
             let many = Dictionary(uniqueKeysWithValues: (0..<65).map { ("X-H\($0)", "v") })
             let tooMany = try await service.request(
-                .POST, "/jobs", json: String(decoding: try JSONSerialization.data(withJSONObject: ["url": prefix, "headers": many]), as: UTF8.self)
+                .POST, "/jobs",
+                json: String(decoding: try JSONSerialization.data(withJSONObject: ["url": prefix, "headers": many]), as: UTF8.self)
             )
             #expect(tooMany.status == 400)
             #expect(tooMany.errorCode == "invalid_field")
             let big = ["X-Big": String(repeating: "b", count: 8 << 10)]
             let tooBig = try await service.request(
-                .POST, "/jobs", json: String(decoding: try JSONSerialization.data(withJSONObject: ["url": prefix, "headers": big]), as: UTF8.self)
+                .POST, "/jobs",
+                json: String(decoding: try JSONSerialization.data(withJSONObject: ["url": prefix, "headers": big]), as: UTF8.self)
             )
             #expect(tooBig.status == 400)
             #expect(tooBig.errorCode == "invalid_field")
             let sixtyFour = Dictionary(uniqueKeysWithValues: (0..<64).map { ("X-H\($0)", "v") })
             let fine = try await service.request(
                 .POST, "/jobs",
-                json: String(decoding: try JSONSerialization.data(withJSONObject: ["url": prefix, "headers": sixtyFour, "paused": true]), as: UTF8.self)
+                json: String(
+                    decoding: try JSONSerialization.data(withJSONObject: ["url": prefix, "headers": sixtyFour, "paused": true]),
+                    as: UTF8.self)
             )
             #expect(fine.status == 201)
             // Only the two accepted jobs exist.

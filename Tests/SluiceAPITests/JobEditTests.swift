@@ -11,7 +11,8 @@ import Testing
     /// for an edit to stop the run before it completes on a loaded machine (at 8 MiB/s, 3 s
     /// were not: the run completed first once in CI, and the edit was refused as too late).
     func halfDone(_ service: ServiceHarness, seed: Int) async throws -> String {
-        let id = try await service.create(["url": service.testdata("/testdata/32M?seed=\(seed)&rate=4M"), "connections": 1])["id"] as! String
+        let id =
+            try await service.create(["url": service.testdata("/testdata/32M?seed=\(seed)&rate=4M"), "connections": 1])["id"] as! String
         try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) >= 8 << 20 }
         return id
     }
@@ -74,13 +75,15 @@ import Testing
             let segments = try await service.request(.GET, "/jobs/\(id)/segments")
             #expect(segments.status == 200)
             try await service.eventually("four connections fetch") {
-                let list = try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body) as! [[String: Any]]
+                let list =
+                    try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body) as! [[String: Any]]
                 return list.filter { $0["active"] as? Bool == true }.count > 1
             }
             let done = try await service.waitFor(id) { $0["state"] as? String == "completed" }
             #expect(done["path"] as? String == "renamed.bin")
             #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: Int64(Self.size), seed: 8))
-            let finished = try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body) as! [[String: Any]]
+            let finished =
+                try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body) as! [[String: Any]]
             #expect(finished.count == 1)
             #expect(finished.first?["done"] as? Int == Self.size)
         }
@@ -113,7 +116,9 @@ import Testing
 
     @Test func anIdempotencyKeyReturnsTheFirstJob() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
-            let body = String(decoding: try JSONSerialization.data(withJSONObject: ["url": service.testdata("/testdata/1M"), "paused": true]), as: UTF8.self)
+            let body = String(
+                decoding: try JSONSerialization.data(withJSONObject: ["url": service.testdata("/testdata/1M"), "paused": true]),
+                as: UTF8.self)
             let first = try await service.request(.POST, "/jobs", json: body, headers: ["Idempotency-Key": "nightly-42"])
             #expect(first.status == 201)
             #expect(first.headers.first(name: "Idempotent-Replayed") == nil)

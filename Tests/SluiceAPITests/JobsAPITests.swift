@@ -15,7 +15,9 @@ import SluiceAPI
 
     @Test func createRunsTheDownloadToCompletion() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
-            let body = String(decoding: try JSONSerialization.data(withJSONObject: ["url": service.testdata("/testdata/3M?seed=4"), "connections": 3]), as: UTF8.self)
+            let body = String(
+                decoding: try JSONSerialization.data(withJSONObject: ["url": service.testdata("/testdata/3M?seed=4"), "connections": 3]),
+                as: UTF8.self)
             let reply = try await service.request(.POST, "/jobs", json: body)
             #expect(reply.status == 201)
             #expect(reply.headers.first(name: "Content-Type") == "application/json")
@@ -124,7 +126,9 @@ import SluiceAPI
                     #expect(resumed["bytesDone"] as? Int == 0, "\(resumed)")
                     let again = try await service.waitFor(id) { $0["state"] as? String == "failed" }
                     #expect((again["error"] as? [String: Any])?["code"] as? String == "checksum_mismatch")
-                    #expect(recorder.bytesSent() == 2 << 20, "\(recorder.all.map { ($0.path, $0.range ?? "-", $0.status, $0.bodyBytes) }) \(again)")
+                    #expect(
+                        recorder.bytesSent() == 2 << 20,
+                        "\(recorder.all.map { ($0.path, $0.range ?? "-", $0.status, $0.bodyBytes) }) \(again)")
                 }
             }
         }
@@ -136,7 +140,11 @@ import SluiceAPI
             let id = running["id"] as! String
             try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
             // `ID.part`, or `ID.eEPOCH.part` on the cluster's store.
-            let partials = { (try? FileManager.default.contentsOfDirectory(atPath: service.data + "/cache"))?.filter { $0.hasPrefix(id + ".") && $0.hasSuffix(".part") } ?? [] }
+            let partials = {
+                (try? FileManager.default.contentsOfDirectory(atPath: service.data + "/cache"))?.filter {
+                    $0.hasPrefix(id + ".") && $0.hasSuffix(".part")
+                } ?? []
+            }
             #expect(partials().count == 1)
             #expect(try await service.request(.DELETE, "/jobs/\(id)").status == 204)
             #expect(try await service.request(.GET, "/jobs/\(id)").status == 404)
@@ -170,7 +178,8 @@ import SluiceAPI
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             var ids: [String] = []
             for index in 0..<5 {
-                ids.append(try await service.create(["url": service.testdata("/testdata/1K?seed=\(index)"), "paused": true])["id"] as! String)
+                ids.append(
+                    try await service.create(["url": service.testdata("/testdata/1K?seed=\(index)"), "paused": true])["id"] as! String)
             }
             let done = try await service.create(["url": service.testdata("/testdata/1K")])["id"] as! String
             try await service.waitFor(done) { $0["state"] as? String == "completed" }
@@ -213,9 +222,12 @@ import SluiceAPI
     /// is what 4 MiB at 2 MiB/s takes, and the test takes milliseconds.
     @Test func limitRateCapsAllJobsTogether() async throws {
         let clock = VirtualClock()
-        try await ServiceHarness.with(limitRate: 2 << 20, configure: {
-            $0.clock = ElapsedClock(clock)
-        }) { (service: ServiceHarness) async throws in
+        try await ServiceHarness.with(
+            limitRate: 2 << 20,
+            configure: {
+                $0.clock = ElapsedClock(clock)
+            }
+        ) { (service: ServiceHarness) async throws in
             let a = try await service.create(["url": service.testdata("/testdata/2M")])["id"] as! String
             let b = try await service.create(["url": service.testdata("/testdata/2M?seed=1")])["id"] as! String
             try await service.waitFor(a) { $0["state"] as? String == "completed" }

@@ -27,7 +27,8 @@ import NIOHTTP1
     @Test func invisibleCharactersAreRefusedInGivenNames() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             for name in ["evil\u{202E}txt.exe", "a\u{85}b", "zero\u{200B}width"] {
-                let body = String(decoding: try JSONSerialization.data(withJSONObject: ["url": "http://127.0.0.1:1/x", "filename": name]), as: UTF8.self)
+                let body = String(
+                    decoding: try JSONSerialization.data(withJSONObject: ["url": "http://127.0.0.1:1/x", "filename": name]), as: UTF8.self)
                 let reply = try await service.request(.POST, "/jobs", json: body)
                 #expect(reply.status == 400)
                 #expect(reply.errorCode == "invalid_filename")

@@ -10,7 +10,9 @@ import Testing
             // Several rounds: the race lost about one time in two before the fix.
             for round in 0..<4 {
                 let seed = 40 + round
-                let id = try await service.create(["url": service.testdata("/testdata/32M?seed=\(seed)&rate=4M"), "connections": 2])["id"] as! String
+                let id =
+                    try await service.create(["url": service.testdata("/testdata/32M?seed=\(seed)&rate=4M"), "connections": 2])["id"]
+                    as! String
                 try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) >= 2 << 20 }
                 // The pause and the edit go out together, on two connections: the edit must not
                 // run before the pause's checkpoint is stored.

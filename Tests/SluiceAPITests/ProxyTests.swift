@@ -46,7 +46,8 @@ import Testing
             // Every request reached the origin through the proxy, with the credentials, in
             // absolute form as curl sends plain http (standard proxies allow CONNECT to 443 only).
             #expect(!proxy.entries.isEmpty)
-            #expect(proxy.entries.allSatisfy { $0.method == "GET" && $0.target.hasPrefix(origin + "/testdata/3M?seed=3") }, "\(proxy.entries)")
+            #expect(
+                proxy.entries.allSatisfy { $0.method == "GET" && $0.target.hasPrefix(origin + "/testdata/3M?seed=3") }, "\(proxy.entries)")
             #expect(proxy.entries.allSatisfy { $0.proxyAuthorization == "Basic " + Data("sluice:pa:ss".utf8).base64EncodedString() })
             #expect(!recorder.peers.isEmpty)
             #expect(recorder.peers.allSatisfy { $0 == "127.0.0.2" }, "\(recorder.peers)")
@@ -93,9 +94,10 @@ import Testing
         let proxy = try await TestHTTPProxy(mode: mode)
         defer { Task { try? await proxy.shutdown() } }
         try await Self.withOriginAndService { origin, recorder, service in
-            let id = try await service.create([
-                "url": origin + "/testdata/1M", "proxy": "http://user:secret@127.0.0.1:\(proxy.port)",
-            ])["id"] as! String
+            let id =
+                try await service.create([
+                    "url": origin + "/testdata/1M", "proxy": "http://user:secret@127.0.0.1:\(proxy.port)",
+                ])["id"] as! String
             let job = try await service.waitFor(id) { $0["state"] as? String == "failed" }
             let error = job["error"] as! [String: Any]
             #expect(error["code"] as? String == "network")

@@ -66,7 +66,8 @@ import Testing
                 #expect(initial["maxActive"] as? Int == 2)
                 #expect(initial["paused"] as? Bool == false)
                 #expect(initial["limitRate"] is NSNull)
-                #expect(Set((initial["counts"] as? [String: Any])?.keys ?? [:].keys) == ["queued", "running", "paused", "completed", "failed"])
+                #expect(
+                    Set((initial["counts"] as? [String: Any])?.keys ?? [:].keys) == ["queued", "running", "paused", "completed", "failed"])
                 let changed = try await service.send(.PATCH, "/queue", ["paused": true, "maxActive": 7, "limitRate": 1_000_000])
                 #expect(changed.status == 200)
                 for (body, field) in [

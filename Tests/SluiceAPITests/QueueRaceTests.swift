@@ -12,7 +12,8 @@ import Testing
         try await ServiceHarness.with(configure: { $0.stallTimeout = 30 }) { (service: ServiceHarness) async throws in
             // At 4 MiB/s the run has 7 s left once 4 MiB are on disk: a loaded CI machine once
             // let it complete at 8 MiB/s before the edit stopped it (the edit was then 409).
-            let id = try await service.create(["url": service.testdata("/testdata/32M?seed=21&rate=4M"), "connections": 1])["id"] as! String
+            let id =
+                try await service.create(["url": service.testdata("/testdata/32M?seed=21&rate=4M"), "connections": 1])["id"] as! String
             try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) >= 4 << 20 }
             // The same file at a URL that answers after 5 s: the first edit waits on its probe
             // (long enough for the second request to arrive meanwhile on a loaded machine).
@@ -20,7 +21,8 @@ import Testing
             async let first = service.send(.PATCH, "/jobs/\(id)", ["url": slow])
             // Stopped by the first edit (no segment is fetched) while still `running`: the probe waits.
             try await service.eventually("the first edit stopped the run", timeout: .seconds(4)) {
-                let segments = try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body) as! [[String: Any]]
+                let segments =
+                    try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body) as! [[String: Any]]
                 return !segments.isEmpty && segments.allSatisfy { $0["active"] as? Bool == false }
             }
             #expect(try await service.job(id)["state"] as? String == "running")

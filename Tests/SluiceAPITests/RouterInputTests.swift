@@ -63,7 +63,10 @@ import Testing
 
     @Test func unknownJobsAndRoutes() async throws {
         try await RouterHarness.with { service in
-            for (method, path) in [(HTTPRequest.Method.get, "/jobs/nope"), (.post, "/jobs/nope/pause"), (.post, "/jobs/nope/resume"), (.delete, "/jobs/nope"), (.get, "/jobs/nope/events"), (.get, "/nothing/here")] {
+            for (method, path) in [
+                (HTTPRequest.Method.get, "/jobs/nope"), (.post, "/jobs/nope/pause"), (.post, "/jobs/nope/resume"), (.delete, "/jobs/nope"),
+                (.get, "/jobs/nope/events"), (.get, "/nothing/here"),
+            ] {
                 let reply = try await service.request(method, path)
                 #expect(reply.status == 404, "\(method) \(path)")
                 #expect(reply.errorCode == "not_found")

@@ -23,7 +23,9 @@ struct SquidProxyTests {
                     #expect(job["state"] as? String == "completed", "\(job["error"] ?? "")")
                     #expect(job["sha256"] as? String == ServiceHarness.expectedSHA256(size: Self.size, seed: 9))
                     // Squid logs URLs without their query (strip_query_terms); the origin's port is this test's own.
-                    #expect(try await squid.waitForLogLine(containing: " GET http://127.0.0.1:\(port)/testdata/3M"), "\(squid.logged.suffix(2000))")
+                    #expect(
+                        try await squid.waitForLogLine(containing: " GET http://127.0.0.1:\(port)/testdata/3M"),
+                        "\(squid.logged.suffix(2000))")
                     #expect(!squid.logged.contains("CONNECT 127.0.0.1:\(port)"))
                 }
             }
@@ -43,9 +45,13 @@ struct SquidProxyTests {
                     let error = job["error"] as? [String: Any]
                     #expect(error?["code"] as? String == "network")
                     let message = error?["message"] as? String ?? ""
-                    #expect(message.contains("refused") && message.contains("403 Forbidden") && message.contains(squid.address), "\(message)")
+                    #expect(
+                        message.contains("refused") && message.contains("403 Forbidden") && message.contains(squid.address), "\(message)")
                     #expect(try await squid.waitForLogLine(containing: "TCP_DENIED/403"))
-                    #expect(squid.logged.split(separator: "\n").contains { $0.contains("TCP_DENIED/403") && $0.contains("CONNECT localhost:\(origin.port)") })
+                    #expect(
+                        squid.logged.split(separator: "\n").contains {
+                            $0.contains("TCP_DENIED/403") && $0.contains("CONNECT localhost:\(origin.port)")
+                        })
                 }
             }
         }

@@ -9,7 +9,8 @@ import Testing
 /// Issue 20: `/healthz` tells the truth about the store, answered at once from what the
 /// service last saw: 503 `degraded` within 15 s of PostgreSQL stopping to answer (frozen with
 /// SIGSTOP, as a failover or a partition looks from the node), 200 again once it answers.
-@Suite(.serialized, .enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
+@Suite(
+    .serialized, .enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
 struct StoreOutageTests {
     static func health(port: Int) async throws -> (status: Int, body: String, seconds: Double) {
         let start = ContinuousClock.now

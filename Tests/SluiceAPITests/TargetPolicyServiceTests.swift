@@ -17,7 +17,9 @@ import NIOHTTP1
         try await withTemporaryDirectory { origin in
             try await withOrigin(root: origin.path, recorder: recorder) { port in
                 try await ServiceHarness.with(token: "t", configure: Self.exposed) { (service: ServiceHarness) async throws in
-                    for host in ["127.0.0.1", "2130706433", "0x7f.1", "[::1]", "[::ffff:127.0.0.1]", "169.254.169.254", "10.1.2.3", "[fe80::1]"] {
+                    for host in [
+                        "127.0.0.1", "2130706433", "0x7f.1", "[::1]", "[::ffff:127.0.0.1]", "169.254.169.254", "10.1.2.3", "[fe80::1]",
+                    ] {
                         let reply = try await service.request(.POST, "/jobs", json: #"{"url":"http://\#(host):\#(port)/testdata/1M"}"#)
                         #expect(reply.status == 400, "\(host)")
                         #expect(reply.errorCode == "forbidden_target", "\(host)")
@@ -39,10 +41,13 @@ import NIOHTTP1
         let recorder = RequestRecorder()
         try await withTemporaryDirectory { origin in
             try await withOrigin(root: origin.path, recorder: recorder) { port in
-                try await ServiceHarness.with(token: "t", configure: {
-                    Self.exposed(&$0)
-                    $0.allowPrivateNetworks = true
-                }) { (service: ServiceHarness) async throws in
+                try await ServiceHarness.with(
+                    token: "t",
+                    configure: {
+                        Self.exposed(&$0)
+                        $0.allowPrivateNetworks = true
+                    }
+                ) { (service: ServiceHarness) async throws in
                     for host in ["127.0.0.1", "2130706433", "localhost"] {
                         let id = try await service.create(["url": "http://\(host):\(port)/testdata/256K"])["id"] as! String
                         let done = try await service.waitFor(id) { ["completed", "failed"].contains($0["state"] as? String) }

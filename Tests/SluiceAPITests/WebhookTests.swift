@@ -20,10 +20,11 @@ import Testing
     /// What a receiver does to check a call: HMAC-SHA256(secret, "t.BODY") in hex.
     static func signatureIsValid(_ call: WebhookReceiver.Call) -> Bool {
         guard let header = call.header("Sluice-Signature") else { return false }
-        let parts = Dictionary(uniqueKeysWithValues: header.split(separator: ",").compactMap { part -> (String, String)? in
-            let pair = part.split(separator: "=", maxSplits: 1)
-            return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
-        })
+        let parts = Dictionary(
+            uniqueKeysWithValues: header.split(separator: ",").compactMap { part -> (String, String)? in
+                let pair = part.split(separator: "=", maxSplits: 1)
+                return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
+            })
         guard let t = parts["t"], let v1 = parts["v1"] else { return false }
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(t).\(call.body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
         return mac.map { String(format: "%02x", $0) }.joined() == v1
@@ -79,11 +80,14 @@ import Testing
         try await receiver.run { hook in
             try await withTemporaryDirectory { directory in
                 let data = directory.path + "/data"
-                try await ServiceHarness.with(dataDirectory: data, configure: {
-                    Self.fastRetries(&$0, webhook: hook)
-                    // Retries far apart: the first service stops before the second try.
-                    $0.webhookSchedule = WebhookSchedule(retryFor: 3600, base: 2, cap: 2)
-                }) { service in
+                try await ServiceHarness.with(
+                    dataDirectory: data,
+                    configure: {
+                        Self.fastRetries(&$0, webhook: hook)
+                        // Retries far apart: the first service stops before the second try.
+                        $0.webhookSchedule = WebhookSchedule(retryFor: 3600, base: 2, cap: 2)
+                    }
+                ) { service in
                     let created = try await service.create(["url": service.testdata("/testdata/100000")])
                     let id = created["id"] as! String
                     try await service.waitFor(id) { $0["state"] as? String == "completed" }

@@ -46,7 +46,8 @@ struct ClusterTests {
                     for index in 0..<20 {
                         let size = Int64(1_000_000 + index * 1000)
                         let seed = UInt64(index + 1)
-                        let id = try await nodes[index % nodeCount].create("http://127.0.0.1:\(port)/testdata/\(size)?seed=\(seed)&rate=4000000")
+                        let id = try await nodes[index % nodeCount].create(
+                            "http://127.0.0.1:\(port)/testdata/\(size)?seed=\(seed)&rate=4000000")
                         created.append((id, size, seed))
                     }
                     let done = try await Cluster.waitUntil(.seconds(90)) {
@@ -86,7 +87,8 @@ struct ClusterTests {
                     for index in 0..<3 {
                         let size = Int64(6_000_000 + index)
                         let seed = UInt64(40 + index)
-                        created.append((try await a.create("http://127.0.0.1:\(port)/testdata/\(size)?seed=\(seed)&rate=400000"), size, seed))
+                        created.append(
+                            (try await a.create("http://127.0.0.1:\(port)/testdata/\(size)?seed=\(seed)&rate=400000"), size, seed))
                     }
                     // Running on a, each with a checkpoint behind it.
                     let running = try await Cluster.waitUntil(.seconds(20)) {
@@ -213,7 +215,11 @@ struct ClusterTests {
                     var created: [(id: String, seed: UInt64)] = []
                     for index in 0..<6 {
                         let node = index.isMultiple(of: 2) ? a : b
-                        created.append((try await node.create("http://127.0.0.1:\(port)/testdata/4000000?seed=\(60 + index)&rate=500000"), UInt64(60 + index)))
+                        created.append(
+                            (
+                                try await node.create("http://127.0.0.1:\(port)/testdata/4000000?seed=\(60 + index)&rate=500000"),
+                                UInt64(60 + index)
+                            ))
                     }
                     try await Task.sleep(for: .seconds(1.5))
                     try server.restart()
@@ -238,7 +244,10 @@ struct ClusterTests {
         }
     }
 
-    struct Progress { var node: String?; var bytesDone: Int }
+    struct Progress {
+        var node: String?
+        var bytesDone: Int
+    }
 
     /// The `job` events for `id` on a node's `/events` during `duration`.
     static func progressSeen(port: Int, id: String, for duration: Duration) async throws -> [Progress] {

@@ -83,7 +83,10 @@ import Testing
                 // The second run never asked again for bytes the checkpoint had.
                 for entry in recorder.all.dropFirst(before) {
                     let range = try #require(entry.range.flatMap { RangeHeader.parse($0) }?.first)
-                    guard case .fromTo(let first, let last) = range else { Issue.record("unexpected range"); continue }
+                    guard case .fromTo(let first, let last) = range else {
+                        Issue.record("unexpected range")
+                        continue
+                    }
                     let asked = first..<((last ?? (24 << 20) - 1) + 1)
                     #expect(checkpoint.writtenRanges.allSatisfy { !$0.overlaps(asked) })
                 }
@@ -112,7 +115,10 @@ import Testing
                 #expect(recorder.all.first?.ifRange == nil)
                 for entry in recorder.all {
                     let range = try #require(entry.range.flatMap { RangeHeader.parse($0) }?.first)
-                    guard case .fromTo(let first, _) = range else { Issue.record("unexpected range"); continue }
+                    guard case .fromTo(let first, _) = range else {
+                        Issue.record("unexpected range")
+                        continue
+                    }
                     #expect(first >= kept, "asked again for bytes the file had: \(entry.range ?? "")")
                 }
 

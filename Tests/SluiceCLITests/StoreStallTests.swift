@@ -12,7 +12,8 @@ import Testing
 /// changed), keeps its downloads running, and completes them with the right bytes once the
 /// store is back. Before, reads waited behind the scheduler's store calls (24 s) and jobs
 /// could fail for good with `store_unavailable`.
-@Suite(.serialized, .enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
+@Suite(
+    .serialized, .enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
 struct StoreStallTests {
     static func timed<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
         let start = ContinuousClock.now

@@ -104,14 +104,16 @@ struct GetThroughSquidTests {
             try await withOrigin(root: directory.path) { port in
                 let url = "http://127.0.0.1:\(port)/testdata/2M?seed=3"
                 let file = directory.path + "/out.bin"
-                let run = chosenBy == "flag"
+                let run =
+                    chosenBy == "flag"
                     ? try ChildProcess(arguments: ["get", url, "-o", file, "--proxy", squid.url])
                     : try ChildProcess(arguments: ["get", url, "-o", file], environment: ["http_proxy": squid.url, "no_proxy": ""])
                 let (status, _, stderr) = try await run.finish()
                 #expect(status == 0, "\(stderr)")
                 #expect(try GetCommandTests.sha256(file) == GetCommandTests.expected(size: 2 << 20, seed: 3))
                 // Squid logs URLs without their query; the origin's port is this test's own.
-                #expect(try await squid.waitForLogLine(containing: " GET http://127.0.0.1:\(port)/testdata/2M"), "\(squid.logged.suffix(2000))")
+                #expect(
+                    try await squid.waitForLogLine(containing: " GET http://127.0.0.1:\(port)/testdata/2M"), "\(squid.logged.suffix(2000))")
             }
         }
     }
@@ -122,7 +124,8 @@ struct GetThroughSquidTests {
             try await withOrigin(root: directory.path) { port in
                 let url = "http://127.0.0.1:\(port)/testdata/1M"
                 let run = try ChildProcess(
-                    arguments: ["get", url, "-o", directory.path + "/d.bin"], environment: ["http_proxy": squid.url, "no_proxy": "127.0.0.1"]
+                    arguments: ["get", url, "-o", directory.path + "/d.bin"],
+                    environment: ["http_proxy": squid.url, "no_proxy": "127.0.0.1"]
                 )
                 #expect(try await run.finish().status == 0)
                 #expect(!(try await squid.waitForLogLine(containing: "127.0.0.1:\(port)/", timeout: .seconds(1))))

@@ -28,16 +28,21 @@ import Testing
             let leaf = try ca.issue("leaf")
             try await TLSOrigin.with(leaf, data: directory.path + "/data") { origin in
                 let trust = ["--cacert", ca.certificateFile]
-                let h2 = try await Self.curl(trust + ["--http2", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", origin.url("/healthz")])
+                let h2 = try await Self.curl(
+                    trust + ["--http2", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", origin.url("/healthz")])
                 #expect(h2.output == "2 200", "\(h2)")
-                let h1 = try await Self.curl(trust + ["--http1.1", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", origin.url("/healthz")])
+                let h1 = try await Self.curl(
+                    trust + ["--http1.1", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", origin.url("/healthz")])
                 #expect(h1.output == "1.1 200", "\(h1)")
                 // A client that offers no ALPN at all gets HTTP/1.1.
-                let none = try await Self.curl(trust + ["--no-alpn", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", origin.url("/healthz")])
+                let none = try await Self.curl(
+                    trust + ["--no-alpn", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", origin.url("/healthz")])
                 #expect(none.output == "1.1 200", "\(none)")
                 // The origin's range semantics are the same over HTTP/2.
                 let range = try await Self.curl(
-                    trust + ["--http2", "-r", "10-19", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", origin.url("/testdata/1M")]
+                    trust + [
+                        "--http2", "-r", "10-19", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", origin.url("/testdata/1M"),
+                    ]
                 )
                 #expect(range.output == "206 10", "\(range)")
                 // The API and the dashboard too.
@@ -57,8 +62,10 @@ import Testing
                 // as over HTTP/1.1 (a loopback bind without a token answers only loopback names).
                 for version in ["--http2", "--http1.1"] {
                     let misdirected = try await Self.curl(
-                        trust + [version, "-H", "Host: attacker.example", "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
-                                 origin.url("/jobs")]
+                        trust + [
+                            version, "-H", "Host: attacker.example", "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+                            origin.url("/jobs"),
+                        ]
                     )
                     #expect(misdirected.output.hasSuffix(" 421"), "\(version): \(misdirected)")
                 }
@@ -98,8 +105,12 @@ import Testing
                 #expect(try await Self.curl(["--cacert", first.certificateFile, url]).status == 0)
                 // A download in progress over the old certificate goes on through the reload.
                 let partial = directory.path + "/slow.bin"
-                let slow = Task { try await Self.curl(["--cacert", first.certificateFile, "-o", partial, "-w", "%{size_download}",
-                                                       origin.url("/testdata/2M?rate=1M")]) }
+                let slow = Task {
+                    try await Self.curl([
+                        "--cacert", first.certificateFile, "-o", partial, "-w", "%{size_download}",
+                        origin.url("/testdata/2M?rate=1M"),
+                    ])
+                }
                 // The download is under way (bytes on disk) before the certificate changes.
                 let started = ContinuousClock.now + .seconds(10)
                 while ContinuousClock.now < started,
@@ -136,8 +147,10 @@ import Testing
         try await withTemporaryDirectory { directory in
             let ca = try TestCertificateAuthority(directory: directory.path)
             let process = try ChildProcess(
-                arguments: ["serve", "--port", "0", "--data", directory.path + "/data", "--tls-cert", try ca.issue("leaf").certificateFile,
-                            "--tls-key", directory.path + "/leaf-key.pem"]
+                arguments: [
+                    "serve", "--port", "0", "--data", directory.path + "/data", "--tls-cert", try ca.issue("leaf").certificateFile,
+                    "--tls-key", directory.path + "/leaf-key.pem",
+                ]
             )
             let line = try await process.waitForLine(containing: "listening on https://127.0.0.1:")
             let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })

@@ -138,18 +138,30 @@ import Testing
     }
 
     @Test func aWholeFileOrAnotherVersionMeansStartOver() {
-        guard case .restart = ranged(200, [:]) else { Issue.record("200 must restart"); return }
-        guard case .restart = ranged(206, ["Content-Range": "bytes 100-199/2000"]) else { Issue.record("length"); return }
+        guard case .restart = ranged(200, [:]) else {
+            Issue.record("200 must restart")
+            return
+        }
+        guard case .restart = ranged(206, ["Content-Range": "bytes 100-199/2000"]) else {
+            Issue.record("length")
+            return
+        }
         guard case .restart = ranged(206, ["Content-Range": "bytes 100-199/1000", "ETag": "\"v2\""]) else {
             Issue.record("etag")
             return
         }
-        guard case .restart = ranged(416, ["Content-Range": "bytes */50"]) else { Issue.record("416"); return }
+        guard case .restart = ranged(416, ["Content-Range": "bytes */50"]) else {
+            Issue.record("416")
+            return
+        }
     }
 
     /// Issue 10: the probe's validators must all come back; a missing or new one is a change.
     @Test func aMissingOrAddedValidatorIsAChange() {
-        guard case .restart = ranged(206, ["Content-Range": "bytes 100-199/1000"]) else { Issue.record("ETag gone"); return }
+        guard case .restart = ranged(206, ["Content-Range": "bytes 100-199/1000"]) else {
+            Issue.record("ETag gone")
+            return
+        }
         guard case .restart = ranged(206, ["Content-Range": "bytes 100-199/1000", "ETag": "W/\"v1\""]) else {
             Issue.record("strong became weak")
             return
@@ -160,7 +172,10 @@ import Testing
         var noDate = both
         noDate["Last-Modified"] = nil
         guard case .restart = ResponseCheck.ranged(status: 206, header: { noDate[$0] }, range: 100..<200, total: 1000, validators: dated)
-        else { Issue.record("date gone"); return }
+        else {
+            Issue.record("date gone")
+            return
+        }
         // A validator only the later answer has says nothing about the bytes on disk.
         #expect(ResponseCheck.ranged(status: 206, header: { both[$0] }, range: 100..<200, total: 1000, validators: validators) == .accept)
     }
@@ -198,7 +213,9 @@ import Testing
         let unknown = try ResponseCheck.probe(status: 200, header: { _ in nil }).get()
         #expect(unknown.totalBytes == nil)
         #expect(ResponseCheck.probe(status: 416, header: { _ in nil }) == .failure(.emptyRange))
-        #expect(ResponseCheck.probe(status: 206, header: { ["Content-Range": "bytes 5-9/10"][$0] }) == .failure(.invalid("206 to bytes=0- without a Content-Range for the whole file")))
+        #expect(
+            ResponseCheck.probe(status: 206, header: { ["Content-Range": "bytes 5-9/10"][$0] })
+                == .failure(.invalid("206 to bytes=0- without a Content-Range for the whole file")))
     }
 
     @Test func weakValidatorsAreNeverSentInIfRange() throws {

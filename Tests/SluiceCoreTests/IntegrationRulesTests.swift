@@ -39,10 +39,12 @@ struct EndpointURLTests {
 
 struct ProxySettingsTests {
     @Test func theEnvironmentIsReadAsCurlReadsIt() throws {
-        let settings = try ProxySettings.from(flag: nil, environment: [
-            "HTTP_PROXY": "http://ignored:1", "https_proxy": "secure:3128", "all_proxy": "socks5://all:1080",
-            "NO_PROXY": " .internal.example , 10.0.0.0/8,[::1] ",
-        ])
+        let settings = try ProxySettings.from(
+            flag: nil,
+            environment: [
+                "HTTP_PROXY": "http://ignored:1", "https_proxy": "secure:3128", "all_proxy": "socks5://all:1080",
+                "NO_PROXY": " .internal.example , 10.0.0.0/8,[::1] ",
+            ])
         // Upper-case HTTP_PROXY is ignored (httpoxy): plain http goes through all_proxy.
         #expect(settings.proxy(scheme: "http", host: "example.com")?.text == "socks5://all:1080")
         // A bare host:port is http.
@@ -56,9 +58,11 @@ struct ProxySettingsTests {
     }
 
     @Test func theFlagWinsAndAJobsOwnProxyAlwaysApplies() throws {
-        let settings = try ProxySettings.from(flag: "http://flag:1", environment: [
-            "http_proxy": "http://env:1", "no_proxy": "*",
-        ])
+        let settings = try ProxySettings.from(
+            flag: "http://flag:1",
+            environment: [
+                "http_proxy": "http://env:1", "no_proxy": "*",
+            ])
         let own = try EndpointURL.proxy("socks5://own:1080", field: "proxy")
         #expect(settings.proxy(scheme: "http", host: "example.com") == nil, "no_proxy=* sends everything direct")
         #expect(settings.proxy(scheme: "http", host: "example.com", jobProxy: own) == own)

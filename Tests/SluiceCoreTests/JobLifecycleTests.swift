@@ -69,19 +69,20 @@ import Testing
 }
 
 @Suite struct CreateJobRequestTests {
-    @Test(arguments: [
-        ("https://example.com/a.iso", nil),
-        ("HTTP://EXAMPLE.COM", nil),
-        ("http://user:pw@host:8080/x?y#z", nil),
-        ("http://[::1]:8080/x", nil),
-        ("ftp://example.com/a", "unsupported_scheme"),
-        ("javascript:alert(1)", "unsupported_scheme"),
-        ("example.com/a", "invalid_url"),
-        ("http:/example.com", "invalid_url"),
-        ("http://", "invalid_url"),
-        ("http:// host/", "invalid_url"),
-        ("", "invalid_url"),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("https://example.com/a.iso", nil),
+            ("HTTP://EXAMPLE.COM", nil),
+            ("http://user:pw@host:8080/x?y#z", nil),
+            ("http://[::1]:8080/x", nil),
+            ("ftp://example.com/a", "unsupported_scheme"),
+            ("javascript:alert(1)", "unsupported_scheme"),
+            ("example.com/a", "invalid_url"),
+            ("http:/example.com", "invalid_url"),
+            ("http://", "invalid_url"),
+            ("http:// host/", "invalid_url"),
+            ("", "invalid_url"),
+        ] as [(String, String?)])
     func urls(url: String, code: String?) {
         do {
             try CreateJobRequest.validateURL(url)

@@ -46,7 +46,10 @@ import Testing
     @Test func queuePatchValidatesEveryField() throws {
         func patch(_ json: String) throws -> QueueSettingsPatch { try JSONDecoder().decode(QueueSettingsPatch.self, from: Data(json.utf8)) }
         func field(_ json: String) -> String? {
-            do { _ = try patch(json); return nil } catch let error as SluiceError { return error.field } catch { return "?" }
+            do {
+                _ = try patch(json)
+                return nil
+            } catch let error as SluiceError { return error.field } catch { return "?" }
         }
         #expect(field(#"{"maxActive":0}"#) == "maxActive")
         #expect(field(#"{"maxActive":65}"#) == "maxActive")
@@ -55,13 +58,18 @@ import Testing
         #expect(field(#"{"speed":1}"#) == "speed")
         let settings = QueueSettings(maxActive: 3, limitRate: 100)
         #expect(try patch(#"{"limitRate":null}"#).applied(to: settings).limitRate == nil)
-        #expect(try patch(#"{"maxActive":64,"paused":true}"#).applied(to: settings) == QueueSettings(paused: true, maxActive: 64, limitRate: 100))
+        #expect(
+            try patch(#"{"maxActive":64,"paused":true}"#).applied(to: settings)
+                == QueueSettings(paused: true, maxActive: 64, limitRate: 100))
     }
 
     @Test func jobPatchValidatesEveryFieldAndTellsNullFromAbsent() throws {
         func patch(_ json: String) throws -> JobPatch { try JSONDecoder().decode(JobPatch.self, from: Data(json.utf8)) }
         func failure(_ json: String) -> (String, String?)? {
-            do { _ = try patch(json); return nil } catch let error as SluiceError { return (error.code.rawValue, error.field) } catch { return ("?", nil) }
+            do {
+                _ = try patch(json)
+                return nil
+            } catch let error as SluiceError { return (error.code.rawValue, error.field) } catch { return ("?", nil) }
         }
         #expect(failure(#"{"state":"running"}"#)! == ("invalid_field", "state"))
         #expect(failure(#"{"connections":17}"#)! == ("invalid_field", "connections"))

@@ -63,7 +63,9 @@ import Testing
         #expect(ContentRange(parsing: "bytes */1234") == .unsatisfied(completeLength: 1234))
     }
 
-    @Test(arguments: ["bytes 5-3/10", "bytes 0-10/10", "items 0-1/2", "bytes 0-1", "bytes a-b/c", "bytes 0-99999999999999999999/100000000000000000000"])
+    @Test(arguments: [
+        "bytes 5-3/10", "bytes 0-10/10", "items 0-1/2", "bytes 0-1", "bytes a-b/c", "bytes 0-99999999999999999999/100000000000000000000",
+    ])
     func rejectsWhatMustNotBeRecombined(value: String) {
         #expect(ContentRange(parsing: value) == nil)
     }

@@ -54,7 +54,8 @@ import Testing
         // Not base64, not closed, not a dictionary.
         "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBP!=:", "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=",
         "sha-256=:X48E9qOokqqrvdts8nOJ=RJN3OWDUoyWxBf7kbu9DBPE:", "sha-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=",
-        "sha-256=:\(ReprDigestTests.helloWorld):, garbage!", "sha-256=:\(ReprDigestTests.helloWorld):,", "SHA-256=:\(ReprDigestTests.helloWorld):",
+        "sha-256=:\(ReprDigestTests.helloWorld):, garbage!", "sha-256=:\(ReprDigestTests.helloWorld):,",
+        "SHA-256=:\(ReprDigestTests.helloWorld):",
         "sha-256=\"unterminated", "x=(1 2", "\u{0}\u{1}\u{2}", String(repeating: ":", count: 1000),
     ])
     func malformedReprDigestIsAbsent(field: String) {
@@ -74,7 +75,9 @@ import Testing
 
 @Suite struct ReprDigestBase64Tests {
     /// RFC 4648 §10's test vectors.
-    @Test(arguments: [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")])
+    @Test(arguments: [
+        ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+    ])
     func vectors(plain: String, encoded: String) {
         #expect(Base64.encode(Array(plain.utf8)) == encoded)
         #expect(Base64.decode(encoded) == Array(plain.utf8))
@@ -95,7 +98,8 @@ import Testing
 @Suite struct ReprDigestCheckpointTests {
     /// A checkpoint saved before Sluice asked for digests has no `announcedSHA256`.
     @Test func oldCheckpointsDecodeWithoutIt() throws {
-        let old = #"{"url":"http://h/f","totalBytes":10,"acceptsRanges":true,"written":[{"start":0,"end":5}],"validators":{"etag":"\"x\"","lastModifiedIsStrong":false}}"#
+        let old =
+            #"{"url":"http://h/f","totalBytes":10,"acceptsRanges":true,"written":[{"start":0,"end":5}],"validators":{"etag":"\"x\"","lastModifiedIsStrong":false}}"#
         let checkpoint = try JSONDecoder().decode(DownloadCheckpoint.self, from: Data(old.utf8))
         #expect(checkpoint.announcedSHA256 == nil)
         #expect(checkpoint.writtenBytes == 5)
@@ -103,7 +107,8 @@ import Testing
     }
 
     @Test func theAnnouncedDigestRoundTrips() throws {
-        let checkpoint = DownloadCheckpoint(url: "http://h/f", totalBytes: 10, acceptsRanges: true, announcedSHA256: ReprDigestTests.emptyHex)
+        let checkpoint = DownloadCheckpoint(
+            url: "http://h/f", totalBytes: 10, acceptsRanges: true, announcedSHA256: ReprDigestTests.emptyHex)
         let decoded = try JSONDecoder().decode(DownloadCheckpoint.self, from: JSONEncoder().encode(checkpoint))
         #expect(decoded == checkpoint)
         #expect(decoded.announcedSHA256 == ReprDigestTests.emptyHex)

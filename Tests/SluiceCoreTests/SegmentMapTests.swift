@@ -158,7 +158,6 @@ import Testing
     }
 }
 
-
 extension SegmentMap {
     func remainingRange(_ id: Int) -> Range<Int64>? {
         segment(id).map { $0.next..<$0.end }

@@ -166,11 +166,14 @@ import Testing
     @Test func everyVerdictIsAnEventOrABodyToWrite() {
         #expect(RetryMachine.event(for: .accept, status: 206) == nil)
         #expect(RetryMachine.event(for: .restart("etag"), status: 200) == .remoteChanged("etag"))
-        #expect(RetryMachine.event(for: .transient(retryAfter: 3), status: 503)
-            == .transient(SluiceError(.httpStatus, "the server answered HTTP 503"), retryAfter: 3))
-        #expect(RetryMachine.event(for: .fatal(status: 404), status: 404) == .final(SluiceError(.httpStatus, "the server answered HTTP 404")))
-        #expect(RetryMachine.event(for: .invalid("multipart"), status: 206)
-            == .transient(SluiceError(.invalidResponse, "multipart"), retryAfter: nil))
+        #expect(
+            RetryMachine.event(for: .transient(retryAfter: 3), status: 503)
+                == .transient(SluiceError(.httpStatus, "the server answered HTTP 503"), retryAfter: 3))
+        #expect(
+            RetryMachine.event(for: .fatal(status: 404), status: 404) == .final(SluiceError(.httpStatus, "the server answered HTTP 404")))
+        #expect(
+            RetryMachine.event(for: .invalid("multipart"), status: 206)
+                == .transient(SluiceError(.invalidResponse, "multipart"), retryAfter: nil))
     }
 
     @Test func aVerifiedFileIsPlacedOnlyWithTheRightDigest() {

@@ -1,6 +1,5 @@
 import Foundation
 
-
 /// Where the cluster's database is: `postgres://user:password@host:port/database`
 /// (`postgresql://` too), from `--store` or `SLUICE_STORE`. Percent-escapes in the user and
 /// password are decoded; the password is never shown (`redacted`). TLS as libpq spells it:

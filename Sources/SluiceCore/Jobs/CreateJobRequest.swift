@@ -60,9 +60,11 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         try validate()
     }
 
-    public init(url: String, filename: String? = nil, connections: Int = 4, sha256: String? = nil,
-                headers: [String: String] = [:], priority: Int = 0, paused: Bool = false, after: [String] = [],
-                limitRate: Int64? = nil, notify: String? = nil, proxy: String? = nil, insecure: Bool = false) throws {
+    public init(
+        url: String, filename: String? = nil, connections: Int = 4, sha256: String? = nil,
+        headers: [String: String] = [:], priority: Int = 0, paused: Bool = false, after: [String] = [],
+        limitRate: Int64? = nil, notify: String? = nil, proxy: String? = nil, insecure: Bool = false
+    ) throws {
         self.url = url
         self.filename = filename
         self.connections = connections
@@ -134,7 +136,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         }
         let headerBytes = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         guard headerBytes <= Self.maximumHeaderBytes else {
-            throw SluiceError(.invalidField, "headers: at most \(Self.maximumHeaderBytes / 1024) KiB of names and values in all", field: "headers")
+            throw SluiceError(
+                .invalidField, "headers: at most \(Self.maximumHeaderBytes / 1024) KiB of names and values in all", field: "headers")
         }
         for (name, value) in headers {
             guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
@@ -179,6 +182,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     }
 
     private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
+        scalar.isASCII
+            && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
     }
 }

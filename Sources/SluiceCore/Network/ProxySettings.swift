@@ -14,8 +14,10 @@ public struct ProxySettings: Sendable, Equatable {
     public var allProxy: EndpointURL?
     public var noProxy: [String]
 
-    public init(proxy: EndpointURL? = nil, httpProxy: EndpointURL? = nil, httpsProxy: EndpointURL? = nil,
-                allProxy: EndpointURL? = nil, noProxy: [String] = []) {
+    public init(
+        proxy: EndpointURL? = nil, httpProxy: EndpointURL? = nil, httpsProxy: EndpointURL? = nil,
+        allProxy: EndpointURL? = nil, noProxy: [String] = []
+    ) {
         self.proxy = proxy
         self.httpProxy = httpProxy
         self.httpsProxy = httpsProxy
