@@ -41,7 +41,7 @@ fi
 # The suites that start processes of their own (TLS origins, service nodes, Squid clients)
 # or make thousands of jobs run in a second pass: beside the rest, on 2 cores, their load
 # pushed older timing bounds (connection limits, stall timeouts) over.
-heavy='StoreStallTests|TLSGetTests|GetThroughSquidTests|TLSServeTests|TLSJobTests|SquidProxyTests|StoreOutageTests|EventReplayTests|DependencyChainTests|PostgresTLSTests'
+heavy='StoreStallTests|DeleteDurabilityTests|TLSGetTests|GetThroughSquidTests|TLSServeTests|TLSJobTests|SquidProxyTests|StoreOutageTests|EventReplayTests|DependencyChainTests|PostgresTLSTests'
 swift test --skip-build --skip "$heavy"
 swift test --skip-build --filter "$heavy"
 if [ -n "$postgres_dir" ]; then

@@ -19,7 +19,10 @@ public protocol JobRepository: Sendable {
     func queueSettings() throws -> QueueSettings?
     func saveQueueSettings(_ settings: QueueSettings) throws
     func update(_ job: JobSnapshot) throws
-    func delete(id: String) throws
+    /// Removes a job and stores the deliveries that announce it (`removed`) in the same
+    /// transaction: after a crash the job is either still there, unannounced, or gone and
+    /// announced, never back after its removal was told.
+    func delete(id: String, deliveries: [WebhookDelivery]) throws
     func checkpoint(id: String) throws -> DownloadCheckpoint?
     /// Saves a checkpoint and the bytes it covers in one transaction.
     func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws
@@ -36,6 +39,7 @@ public protocol JobRepository: Sendable {
 
 extension JobRepository {
     public func insert(_ job: JobSnapshot) throws { try insert(job, idempotencyKey: nil) }
+    public func delete(id: String) throws { try delete(id: id, deliveries: []) }
 }
 
 /// The engine's checkpoint protocol for one job, on the job store.

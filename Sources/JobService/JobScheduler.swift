@@ -345,8 +345,15 @@ public actor JobScheduler {
 
     /// Stops the job, removes its partial file and record, and the finished file too when
     /// `deleteFile` says so.
+    ///
+    /// The record goes first, with its `removed` deliveries in the same transaction: a store
+    /// that cannot write changes nothing (503), and a crash never brings back a job whose
+    /// removal was told.
     public func delete(id: String, deleteFile: Bool) async throws {
         guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        try repository.delete(id: id, deliveries: webhooks?.deliveries(for: .removed, job: job) ?? [])
+        noteControlWrite(id)
+        webhooks?.stored()
         var lifecycle = JobLifecycle(state: job.state)
         if case .remove(stopFirst: true) = lifecycle.deleteRequested() { stop(id) }
         jobs[id] = nil
@@ -354,7 +361,6 @@ public actor JobScheduler {
         let pending = stopping.removeValue(forKey: id)
         leases[id] = nil
         events.publish(.removed(id: id))
-        webhooks?.record(.removed, job: job)
         // A completed dependency has done its part: the jobs that waited for it forget it.
         // One deleted before completing fails the queued jobs waiting for it.
         let dependents = waiting(for: id)
@@ -378,7 +384,6 @@ public actor JobScheduler {
         if deleteFile, let path = job.path, SafeRelativePath.isPlainName(path) {
             unlink(configuration.documentsDirectory + "/" + path)
         }
-        try repository.delete(id: id)
     }
 
     /// Stops every download, each after a checkpoint; their jobs stay `running` in the

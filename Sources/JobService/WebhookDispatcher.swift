@@ -70,14 +70,8 @@ public final class WebhookDispatcher: Sendable {
     /// Records `event` for `job`: one delivery per webhook URL that applies, stored before
     /// this returns, sent by `run()`.
     func record(_ event: WebhookEvent, job: JobSnapshot) {
-        var urls: [String] = []
-        for url in [configuration.url, job.notify].compactMap({ $0 }) where !urls.contains(url) { urls.append(url) }
-        guard !urls.isEmpty else { return }
-        let body = WebhookDelivery.body(event: event, job: job)
-        let now = Date()
-        let deliveries = urls.map {
-            WebhookDelivery(id: UUID().uuidString.lowercased(), jobID: job.id, event: event, url: $0, body: body, createdAt: now)
-        }
+        let deliveries = deliveries(for: event, job: job)
+        guard !deliveries.isEmpty else { return }
         do {
             try repository.saveDeliveries(deliveries)
         } catch {
@@ -86,6 +80,21 @@ public final class WebhookDispatcher: Sendable {
         }
         wake.signal()
     }
+
+    /// The deliveries that tell `event` of `job`, one per URL (the service's and the job's
+    /// own), not stored yet: `record` stores them; a delete stores them with the removal.
+    func deliveries(for event: WebhookEvent, job: JobSnapshot) -> [WebhookDelivery] {
+        var urls: [String] = []
+        for url in [configuration.url, job.notify].compactMap({ $0 }) where !urls.contains(url) { urls.append(url) }
+        let body = WebhookDelivery.body(event: event, job: job)
+        let now = Date()
+        return urls.map {
+            WebhookDelivery(id: UUID().uuidString.lowercased(), jobID: job.id, event: event, url: $0, body: body, createdAt: now)
+        }
+    }
+
+    /// Deliveries were stored by someone else (a delete's transaction): send them.
+    func stored() { wake.signal() }
 
     /// A job's deliveries, oldest first.
     public func deliveries(jobID: String) throws -> [WebhookDelivery] {

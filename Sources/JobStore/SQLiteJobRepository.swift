@@ -165,8 +165,11 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func delete(id: String) throws {
-        try write { db in try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id]) }
+    public func delete(id: String, deliveries: [WebhookDelivery]) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id])
+            try Self.insert(deliveries, into: db)
+        }
     }
 
     public func jobID(idempotencyKey: String, since: Date) throws -> String? {
@@ -322,22 +325,24 @@ public final class SQLiteJobRepository: JobRepository {
 
     public func saveDeliveries(_ deliveries: [WebhookDelivery]) throws {
         guard !deliveries.isEmpty else { return }
-        try write { db in
-            for delivery in deliveries {
-                try db.execute(
-                    sql: """
-                        INSERT OR REPLACE INTO webhookDelivery (id, jobID, event, url, body, state, attempts, lastStatus,
-                            lastError, createdAt, nextAttemptAt, deliveredAt)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        delivery.id, delivery.jobID, delivery.event.rawValue, delivery.url, delivery.body,
-                        delivery.state.rawValue, delivery.attempts, delivery.lastStatus, delivery.lastError,
-                        delivery.createdAt.timeIntervalSince1970, delivery.nextAttemptAt?.timeIntervalSince1970,
-                        delivery.deliveredAt?.timeIntervalSince1970,
-                    ]
-                )
-            }
+        try write { db in try Self.insert(deliveries, into: db) }
+    }
+
+    private static func insert(_ deliveries: [WebhookDelivery], into db: Database) throws {
+        for delivery in deliveries {
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO webhookDelivery (id, jobID, event, url, body, state, attempts, lastStatus,
+                        lastError, createdAt, nextAttemptAt, deliveredAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    delivery.id, delivery.jobID, delivery.event.rawValue, delivery.url, delivery.body,
+                    delivery.state.rawValue, delivery.attempts, delivery.lastStatus, delivery.lastError,
+                    delivery.createdAt.timeIntervalSince1970, delivery.nextAttemptAt?.timeIntervalSince1970,
+                    delivery.deliveredAt?.timeIntervalSince1970,
+                ]
+            )
         }
     }
 

@@ -129,17 +129,20 @@ public final class PostgresJobRepository: ClusterStore {
         _ = try controlWrite(job, expectedState: nil)
     }
 
-    public func delete(id: String) throws {
-        _ = try connections.run(
-            """
-            WITH gone AS (DELETE FROM job WHERE id = \(id) RETURNING id),
-            removal AS (
-                INSERT INTO job_removal (id) SELECT id FROM gone
-                ON CONFLICT (id) DO UPDATE SET removed_at = clock_timestamp()
+    public func delete(id: String, deliveries: [WebhookDelivery]) throws {
+        try connections.transaction { connection in
+            _ = try connections.run(
+                """
+                WITH gone AS (DELETE FROM job WHERE id = \(id) RETURNING id),
+                removal AS (
+                    INSERT INTO job_removal (id) SELECT id FROM gone
+                    ON CONFLICT (id) DO UPDATE SET removed_at = clock_timestamp()
+                )
+                SELECT pg_notify(\(PostgresSchema.channel), id) FROM gone
+                """, on: connection
             )
-            SELECT pg_notify(\(PostgresSchema.channel), id) FROM gone
-            """
-        )
+            try insert(deliveries, on: connection)
+        }
     }
 
     public func checkpoint(id: String) throws -> DownloadCheckpoint? {
@@ -200,23 +203,25 @@ public final class PostgresJobRepository: ClusterStore {
 
     public func saveDeliveries(_ deliveries: [WebhookDelivery]) throws {
         guard !deliveries.isEmpty else { return }
-        try connections.transaction { connection in
-            for delivery in deliveries {
-                _ = try connections.run(
-                    """
-                    INSERT INTO webhook_delivery (id, job_id, event, url, body, state, attempts, last_status, last_error,
-                        created_at, next_attempt_at, delivered_at)
-                    VALUES (\(delivery.id), \(delivery.jobID), \(delivery.event.rawValue), \(delivery.url), \(delivery.body),
-                        \(delivery.state.rawValue), \(delivery.attempts), \(delivery.lastStatus), \(delivery.lastError),
-                        \(delivery.createdAt.timeIntervalSince1970), \(delivery.nextAttemptAt?.timeIntervalSince1970),
-                        \(delivery.deliveredAt?.timeIntervalSince1970))
-                    ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, attempts = EXCLUDED.attempts,
-                        last_status = EXCLUDED.last_status, last_error = EXCLUDED.last_error,
-                        next_attempt_at = EXCLUDED.next_attempt_at, delivered_at = EXCLUDED.delivered_at,
-                        claimed_until = NULL, claimed_by = NULL
-                    """, on: connection
-                )
-            }
+        try connections.transaction { connection in try insert(deliveries, on: connection) }
+    }
+
+    private func insert(_ deliveries: [WebhookDelivery], on connection: PostgresConnection) throws {
+        for delivery in deliveries {
+            _ = try connections.run(
+                """
+                INSERT INTO webhook_delivery (id, job_id, event, url, body, state, attempts, last_status, last_error,
+                    created_at, next_attempt_at, delivered_at)
+                VALUES (\(delivery.id), \(delivery.jobID), \(delivery.event.rawValue), \(delivery.url), \(delivery.body),
+                    \(delivery.state.rawValue), \(delivery.attempts), \(delivery.lastStatus), \(delivery.lastError),
+                    \(delivery.createdAt.timeIntervalSince1970), \(delivery.nextAttemptAt?.timeIntervalSince1970),
+                    \(delivery.deliveredAt?.timeIntervalSince1970))
+                ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, attempts = EXCLUDED.attempts,
+                    last_status = EXCLUDED.last_status, last_error = EXCLUDED.last_error,
+                    next_attempt_at = EXCLUDED.next_attempt_at, delivered_at = EXCLUDED.delivered_at,
+                    claimed_until = NULL, claimed_by = NULL
+                """, on: connection
+            )
         }
     }
 
