@@ -65,8 +65,8 @@ extension Download {
 
     /// A previous run that placed its file and died before its job was saved `completed`:
     /// its result, found by the intent it saved, with nothing downloaded again.
-    func placedByPreviousRun() async throws -> DownloadResult? {
-        guard let stored = try await store.load(), stored.url == url, let intent = stored.placement,
+    func placedByPreviousRun(_ stored: DownloadCheckpoint?) async throws -> DownloadResult? {
+        guard let stored, stored.url == url, let intent = stored.placement,
             let path = FilePlacement.find(intent, at: target.destination, partial: target.partialPath)
         else { return nil }
         try await store.remove()

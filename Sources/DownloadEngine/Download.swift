@@ -61,9 +61,11 @@ public final class Download: Sendable {
     }
 
     private func runOnDataPlane() async throws -> DownloadResult {
-        if let placed = try await placedByPreviousRun() { return placed }
+        // One read of the store answers both questions; none when there cannot be anything.
+        let stored = options.neverRun ? nil : try await store.load()
+        if let placed = try await placedByPreviousRun(stored) { return placed }
         let file = try PartialFile(path: target.partialPath)
-        var checkpoint = try await verifiedCheckpoint(for: file)
+        var checkpoint = try verifiedCheckpoint(stored, for: file)
         var restarts = RetryMachine(policy: options.retry)
         while true {
             do {
@@ -99,8 +101,8 @@ public final class Download: Sendable {
 
     /// The stored checkpoint, if it is for this URL, resumable, and its ranges are still
     /// in the partial file on disk (a missing or shorter file drops what it no longer holds).
-    private func verifiedCheckpoint(for file: PartialFile) async throws -> DownloadCheckpoint? {
-        guard var checkpoint = try await store.load(), checkpoint.url == url, checkpoint.isResumable else {
+    private func verifiedCheckpoint(_ stored: DownloadCheckpoint?, for file: PartialFile) throws -> DownloadCheckpoint? {
+        guard var checkpoint = stored, checkpoint.url == url, checkpoint.isResumable else {
             return nil
         }
         let size = try file.size()

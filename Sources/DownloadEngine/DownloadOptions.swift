@@ -44,6 +44,8 @@ public struct DownloadOptions: Sendable {
     public var insecure: Bool = false
     /// Connections to one host shared with other downloads; nil for no cap but `connections`.
     public var hostConnections: HostConnections? = nil
+    /// The download has never run: its store holds no checkpoint, and is not asked for one.
+    public var neverRun: Bool = false
 
     public init(
         connections: Int = 4, headers: [String: String] = [:], expectedSHA256: String? = nil,

@@ -49,7 +49,7 @@ extension JobScheduler {
             return QueuePlan.Candidate(id: id, priority: job.priority, sequence: jobs.position(of: id) ?? 0)
         }
         // A run an edit stopped, to go on when the edit ends, keeps its slot meanwhile.
-        let held = editing.filter { running[$0] == nil && jobs[$0]?.state == .running && (cluster == nil || leases[$0] != nil) }.count
+        let held = heldSlots
         if cluster != nil {
             if !ready.isEmpty { claimAndStart(free: settings.maxActive - running.count - held) }
             return
@@ -63,6 +63,20 @@ extension JobScheduler {
             update(job)
             startDownload(job)
         }
+    }
+
+    /// Slots kept by runs an edit stopped, to go on when the edit ends.
+    var heldSlots: Int {
+        editing.filter { running[$0] == nil && jobs[$0]?.state == .running && (cluster == nil || leases[$0] != nil) }.count
+    }
+
+    /// Whether a new queued job would be the one `schedule()` starts next, at once: a single
+    /// node with a free slot and no other job queued (a queued one may outrank it). Such a
+    /// job is stored running in its creation's write.
+    func startsAtOnce(_ job: JobSnapshot) -> Bool {
+        guard cluster == nil, job.state == .queued, job.waitingFor.isEmpty, !settings.paused, !isShuttingDown, !holdsScheduling
+        else { return false }
+        return jobs.countsByState()[.queued, default: 0] == 0 && running.count + heldSlots < settings.maxActive
     }
 
     /// Brings every job's `waitingFor` up to date. A queued job one of whose dependencies no

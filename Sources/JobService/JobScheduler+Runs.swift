@@ -41,6 +41,7 @@ extension JobScheduler {
                 options.hostConnections = configuration.hostConnections
                 // Only where this node allows it (a restart without the flag, another node).
                 options.insecure = job.insecure && configuration.allowInsecureTLS
+                options.neverRun = neverRun.remove(id) != nil
                 return options
             }(),
             client: client, checkpoints: checkpointStore(id: id, lease: lease),

@@ -95,6 +95,8 @@ public actor JobScheduler {
     /// Jobs an edit is working on (it may be waiting for a checkpoint or a probe): not
     /// started meanwhile, and a run the edit stopped keeps its slot.
     var editing: Set<String> = []
+    /// Jobs created here that have not run yet: their store holds no checkpoint to read.
+    var neverRun: Set<String> = []
     /// Set while a bulk action runs, so that a slot one job frees is not given to a job the
     /// same action is about to stop; the action schedules once at its end.
     var holdsScheduling = false
@@ -270,10 +272,21 @@ public actor JobScheduler {
         job.proxy = request.proxy
         job.insecure = request.insecure
         job.waitingFor = notCompleted(request.after)
+        // A job that starts at once is stored running: one write, not a queued one and then
+        // a running one.
+        if startsAtOnce(job) {
+            var lifecycle = JobLifecycle(state: job.state)
+            if lifecycle.slotGranted() == .startDownload { job.state = lifecycle.state }
+        }
         try repository.insert(job, idempotencyKey: idempotencyKey)
         jobs[job.id] = job
+        if cluster == nil { neverRun.insert(job.id) }
         events.publish(.job(job))
-        if job.state == .queued { schedule() }
+        if job.state == .running {
+            startDownload(job)
+        } else if job.state == .queued {
+            schedule()
+        }
         return (jobs[job.id]!, false)
     }
 
@@ -358,6 +371,7 @@ public actor JobScheduler {
         if case .remove(stopFirst: true) = lifecycle.deleteRequested() { stop(id) }
         jobs[id] = nil
         jobLimiters[id] = nil
+        neverRun.remove(id)
         let pending = stopping.removeValue(forKey: id)
         leases[id] = nil
         events.publish(.removed(id: id))
