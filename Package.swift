@@ -244,6 +244,14 @@ let package = Package(
             swiftSettings: testSettings
         ),
         .testTarget(
+            name: "JobServiceTests",
+            dependencies: [
+                "JobService", "JobStore", "PostgresStore", "DownloadEngine", "SluiceCore", "SluiceTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
             name: "SluiceCLITests",
             dependencies: [
                 "SluiceTestSupport", "SluiceCore", .product(name: "Crypto", package: "swift-crypto"),

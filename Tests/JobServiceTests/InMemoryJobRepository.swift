@@ -1,0 +1,122 @@
+import DownloadEngine
+import Foundation
+import JobService
+import SluiceCore
+import Synchronization
+
+/// A job store in memory, for the job service's tests: the same contract as SQLite's and
+/// PostgreSQL's (`JobRepositoryConformanceTests` runs it against all three), every call
+/// counted, and a switch that makes every call wait as a frozen database does.
+final class InMemoryJobRepository: JobRepository {
+    struct Storage {
+        var jobs: [(job: JobSnapshot, checkpoint: DownloadCheckpoint?)] = []
+        var keys: [String: (id: String, at: Date)] = [:]
+        var settings: QueueSettings?
+        var deliveries: [WebhookDelivery] = []
+        var calls: [String: Int] = [:]
+    }
+
+    private let storage = Mutex(Storage())
+    /// While set, every call waits until it is cleared (a stalled store).
+    private let frozen = Mutex(false)
+    /// Calls waiting on the frozen store now.
+    private let waitingCalls = Mutex(0)
+    var waiting: Int { waitingCalls.withLock { $0 } }
+
+    /// How many times each call was made, by name (`insert`, `update`, `checkpoint`…).
+    var calls: [String: Int] { storage.withLock { $0.calls } }
+
+    func freeze() { frozen.withLock { $0 = true } }
+    func thaw() { frozen.withLock { $0 = false } }
+
+    private func call<T>(_ name: String, _ body: (inout Storage) throws -> T) rethrows -> T {
+        if frozen.withLock({ $0 }) {
+            waitingCalls.withLock { $0 += 1 }
+            while frozen.withLock({ $0 }) { usleep(1000) }
+            waitingCalls.withLock { $0 -= 1 }
+        }
+        return try storage.withLock { storage in
+            storage.calls[name, default: 0] += 1
+            return try body(&storage)
+        }
+    }
+
+    func allJobs() throws -> [JobSnapshot] { call("allJobs") { $0.jobs.map(\.job) } }
+
+    func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
+        try call("insert") { storage in
+            guard !storage.jobs.contains(where: { $0.job.id == job.id }) else {
+                throw SluiceError(.invalidField, "job \(job.id) exists")
+            }
+            storage.jobs.append((job, nil))
+            if let idempotencyKey {
+                let now = Date()
+                storage.keys = storage.keys.filter { now.timeIntervalSince($0.value.at) < IdempotencyKey.lifetime }
+                storage.keys[idempotencyKey] = (job.id, now)
+            }
+        }
+    }
+
+    func jobID(idempotencyKey: String, since: Date) throws -> String? {
+        call("jobID") { storage in storage.keys[idempotencyKey].flatMap { $0.at >= since ? $0.id : nil } }
+    }
+
+    func queueSettings() throws -> QueueSettings? { call("queueSettings") { $0.settings } }
+    func saveQueueSettings(_ settings: QueueSettings) throws { call("saveQueueSettings") { $0.settings = settings } }
+
+    func update(_ job: JobSnapshot) throws {
+        call("update") { storage in
+            guard let index = storage.jobs.firstIndex(where: { $0.job.id == job.id }) else { return }
+            storage.jobs[index].job = job
+        }
+    }
+
+    func delete(id: String, deliveries: [WebhookDelivery]) throws {
+        call("delete") { storage in
+            storage.jobs.removeAll { $0.job.id == id }
+            storage.deliveries += deliveries
+        }
+    }
+
+    func checkpoint(id: String) throws -> DownloadCheckpoint? {
+        call("checkpoint") { storage in storage.jobs.first { $0.job.id == id }?.checkpoint }
+    }
+
+    func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws {
+        call("saveCheckpoint") { storage in
+            guard let index = storage.jobs.firstIndex(where: { $0.job.id == id }) else { return }
+            storage.jobs[index].checkpoint = checkpoint
+            if let checkpoint {
+                storage.jobs[index].job.bytesDone = checkpoint.writtenBytes
+                if let total = checkpoint.totalBytes { storage.jobs[index].job.bytesTotal = total }
+            }
+        }
+    }
+
+    func saveDeliveries(_ deliveries: [WebhookDelivery]) throws {
+        call("saveDeliveries") { storage in
+            for delivery in deliveries {
+                if let index = storage.deliveries.firstIndex(where: { $0.id == delivery.id }) {
+                    storage.deliveries[index] = delivery
+                } else {
+                    storage.deliveries.append(delivery)
+                }
+            }
+        }
+    }
+
+    func pendingDeliveries() throws -> [WebhookDelivery] {
+        call("pendingDeliveries") { storage in
+            storage.deliveries.filter { $0.state == .pending }
+                .sorted { ($0.nextAttemptAt ?? .distantPast, $0.createdAt) < ($1.nextAttemptAt ?? .distantPast, $1.createdAt) }
+        }
+    }
+
+    func deliveries(jobID: String) throws -> [WebhookDelivery] {
+        call("deliveries") { storage in
+            storage.deliveries.filter { $0.jobID == jobID }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        }
+    }
+
+    func ping() throws { call("ping") { _ in } }
+}

@@ -1,0 +1,151 @@
+import DownloadEngine
+import Foundation
+import JobService
+import JobStore
+import Logging
+import PostgresStore
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+/// The contract of `JobRepository`, one suite for every store: SQLite (a single node),
+/// PostgreSQL (a cluster's) and the tests' in-memory store, so that a test of the job
+/// service on one of them says something about the others.
+@Suite struct JobRepositoryConformanceTests {
+    enum Store: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, postgres, memory
+        var testDescription: String { rawValue }
+    }
+
+    /// A fresh, empty store of `kind`; nil when PostgreSQL cannot run here.
+    static func open(_ kind: Store, in directory: TemporaryDirectory) throws -> (any JobRepository)? {
+        switch kind {
+        case .sqlite:
+            return try SQLiteJobRepository(path: directory.path + "/jobs.sqlite")
+        case .postgres:
+            guard TestPostgres.unavailable == nil else { return nil }
+            return try PostgresJobRepository(
+                location: try PostgresLocation(try TestPostgres.newDatabase()), nodeName: "conformance",
+                logger: Logger(label: "conformance")
+            )
+        case .memory:
+            return InMemoryJobRepository()
+        }
+    }
+
+    static func withStore(_ kind: Store, _ body: (any JobRepository) async throws -> Void) async throws {
+        try await withTemporaryDirectory { directory in
+            guard let store = try open(kind, in: directory) else {
+                print("conformance: \(kind) skipped: \(TestPostgres.unavailable ?? "")")
+                return
+            }
+            try await body(store)
+            (store as? any ClusterStore)?.close(removingNode: true)
+        }
+    }
+
+    /// Whole seconds, which every store keeps exactly.
+    static func job(_ id: String, state: JobState = .queued, second: Double = 0) -> JobSnapshot {
+        var job = JobSnapshot(
+            id: id, url: "https://example.com/\(id).iso", state: state, connections: 4, priority: 2,
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000 + second), requestedFilename: "\(id).iso",
+            expectedSHA256: String(repeating: "a", count: 64), headers: ["Cookie": "a=b"]
+        )
+        job.updatedAt = job.createdAt
+        job.bytesTotal = 1000
+        job.after = []
+        job.notify = "https://hooks.example.com/\(id)"
+        return job
+    }
+
+    static func delivery(_ id: String, job: String, second: Double) -> WebhookDelivery {
+        WebhookDelivery(
+            id: id, jobID: job, event: .removed, url: "https://hooks.example.com/", body: #"{"event":"removed"}"#,
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000 + second)
+        )
+    }
+
+    @Test(arguments: Store.allCases) func jobsComeBackInTheirOrderWithEveryField(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            try store.insert(Self.job("a", second: 0))
+            try store.insert(Self.job("b", second: 1))
+            try store.insert(Self.job("c", second: 2))
+            var failed = Self.job("b", state: .failed, second: 1)
+            failed.error = .init(code: "network", message: "reset")
+            failed.bytesDone = 10
+            try store.update(failed)
+            try store.delete(id: "c")
+            let jobs = try store.allJobs()
+            #expect(jobs.map(\.id) == ["a", "b"])
+            #expect(jobs.first == Self.job("a", second: 0))
+            #expect(jobs.last?.state == .failed)
+            #expect(jobs.last?.error == .init(code: "network", message: "reset"))
+            #expect(jobs.last?.headers == ["Cookie": "a=b"])
+            #expect(jobs.last?.notify == "https://hooks.example.com/b")
+        }
+    }
+
+    @Test(arguments: Store.allCases) func aDeleteStoresItsDeliveriesWithIt(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            try store.insert(Self.job("a"))
+            try store.delete(id: "a", deliveries: [Self.delivery("d1", job: "a", second: 5)])
+            #expect(try store.allJobs().isEmpty)
+            #expect(try store.deliveries(jobID: "a").map(\.id) == ["d1"])
+            #expect(try store.pendingDeliveries().map(\.id) == ["d1"])
+        }
+    }
+
+    @Test(arguments: Store.allCases) func deliveriesAreSavedAgainInPlaceAndLeaveThePendingOnes(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            var first = Self.delivery("d1", job: "a", second: 1)
+            let second = Self.delivery("d2", job: "a", second: 2)
+            try store.saveDeliveries([second, first])
+            #expect(try store.deliveries(jobID: "a").map(\.id) == ["d1", "d2"])
+            first.attempted(status: 200, error: nil, at: Date(), schedule: WebhookSchedule(), jitter: 0)
+            try store.saveDeliveries([first])
+            #expect(try store.pendingDeliveries().map(\.id) == ["d2"])
+            let saved = try store.deliveries(jobID: "a")
+            #expect(saved.count == 2)
+            #expect(saved.first?.state == .delivered)
+            #expect(saved.first?.attempts == 1)
+        }
+    }
+
+    @Test(arguments: Store.allCases) func aCheckpointRoundTripsAndCarriesItsBytes(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            try store.insert(Self.job("a"))
+            #expect(try store.checkpoint(id: "a") == nil)
+            let checkpoint = DownloadCheckpoint(
+                url: "https://example.com/a.iso", validators: Validators(etag: EntityTag("x"), lastModified: 5),
+                totalBytes: 1000, acceptsRanges: true, written: [0..<100, 500..<700], fileName: "a.iso"
+            )
+            try store.saveCheckpoint(checkpoint, id: "a")
+            #expect(try store.checkpoint(id: "a") == checkpoint)
+            #expect(try store.allJobs().first?.bytesDone == 300)
+            try store.saveCheckpoint(nil, id: "a")
+            #expect(try store.checkpoint(id: "a") == nil)
+            // A checkpoint of a job that is gone changes nothing (a run stopped by a delete).
+            try store.saveCheckpoint(checkpoint, id: "gone")
+            #expect(try store.allJobs().map(\.id) == ["a"])
+        }
+    }
+
+    @Test(arguments: Store.allCases) func anIdempotencyKeyNamesItsJobForItsLifetime(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            try store.insert(Self.job("a"), idempotencyKey: "key-1")
+            #expect(try store.jobID(idempotencyKey: "key-1", since: Date().addingTimeInterval(-60)) == "a")
+            #expect(try store.jobID(idempotencyKey: "key-1", since: Date().addingTimeInterval(60)) == nil)
+            #expect(try store.jobID(idempotencyKey: "key-2", since: .distantPast) == nil)
+        }
+    }
+
+    @Test(arguments: Store.allCases) func theQueuesSettingsAreNoneUntilSaved(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            #expect(try store.queueSettings() == nil)
+            let settings = QueueSettings(paused: true, maxActive: 7, limitRate: 1_000_000)
+            try store.saveQueueSettings(settings)
+            #expect(try store.queueSettings() == settings)
+            try store.ping()
+        }
+    }
+}
