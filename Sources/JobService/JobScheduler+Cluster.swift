@@ -25,37 +25,24 @@ extension JobScheduler {
     /// Claims ready jobs for the free slots and starts them. `schedule()` asks only when a
     /// job this node knows of looks ready; the store decides which are.
     ///
-    /// The store is asked on its own threads while this actor goes on; one claim at a time,
-    /// and none while the store is not answering (slots freed meanwhile ask again after it).
+    /// The claim runs in this actor's turn, so that a command right after the creation sees
+    /// the job claimed (asked concurrently, a pause or edit could land between the claim's
+    /// write and its start). It is bounded: by the request's budget when a request asked,
+    /// else by `claimBudget`; and none is asked while the store is known not to answer (the
+    /// queue asks again when it does).
     func claimAndStart(free: Int) {
-        guard let cluster, free > 0, !settings.paused, !isShuttingDown else { return }
-        guard !claiming else {
-            claimAgain = true
+        guard let cluster, free > 0, !settings.paused, !isShuttingDown, storeAnswers else { return }
+        let claimed: [ClaimedJob]
+        do {
+            claimed = try StoreCallBudget.$current.withValue(StoreCallBudget.current ?? StoreCallBudget(Self.claimBudget)) {
+                try cluster.claim(limit: free)
+            }
+        } catch {
+            logger.warning("cannot claim jobs: \(error)")
             return
         }
-        guard storeAnswers else { return }
-        claiming = true
-        Task {
-            let claimed: [ClaimedJob]
-            do {
-                claimed = try await StoreCalls.run { try cluster.claim(limit: free) }
-            } catch {
-                logger.warning("cannot claim jobs: \(error)")
-                claimed = []
-            }
-            // What the claim starts is the service's, not a request's (`startDownload`).
-            self.claimed(claimed)
-        }
-    }
-
-    /// Starts what a claim took (the store's rows are newer than this node's copies).
-    private func claimed(_ claimed: [ClaimedJob]) {
-        claiming = false
         for claim in claimed {
             noteControlWrite(claim.job.id)
-            // Claimed while the service was stopping: the lease lapses and another node
-            // (or the next start) takes the job.
-            if isShuttingDown { break }
             // Rescued from this node and claimed again before it heard: the old run stops
             // (its writes are refused now), and the new one waits for it.
             if running[claim.job.id] != nil { stop(claim.job.id) }
@@ -68,11 +55,10 @@ extension JobScheduler {
             events.publish(.job(job))
             startDownload(job, claim: claim)
         }
-        if claimAgain || !claimed.isEmpty {
-            claimAgain = false
-            schedule()
-        }
     }
+
+    /// The longest a claim no request asked for holds this actor.
+    static let claimBudget: Duration = .seconds(2)
 
     /// Whether the store answered recently (`StoreHealth`): background store work waits
     /// while it does not.
@@ -199,7 +185,7 @@ extension JobScheduler {
             return
         }
         if controlWrites.count > 10_000 { controlWrites = controlWrites.filter { $0.value > writesBefore } }
-        if let stored = changes.settings, stored != settings {
+        if let stored = changes.settings, stored != settings, settingsWritten <= writesBefore {
             settings = stored
             queueLimiter.setRate(stored.limitRate)
         }

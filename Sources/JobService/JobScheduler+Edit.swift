@@ -67,11 +67,14 @@ extension JobScheduler {
         // the newest, never an older one the run is about to overwrite.
         if patch.changesTheDownload, let pending = stopping[id] {
             _ = await pending.value
+            StoreCallBudget.renew()
             job = try editable(id)
             try checkDependencies(patch.after, of: id)
         }
         if let url = patch.url, url != job.url, let checkpoint = try repository.checkpoint(id: id), !checkpoint.written.isEmpty {
             let bytes = try await retarget(checkpoint, to: url, headers: patch.headers ?? job.headers, keepBytes: patch.keepBytes)
+            // The probe was the remote's wait, not the store's.
+            StoreCallBudget.renew()
             job = try editable(id)
             try checkDependencies(patch.after, of: id)
             try checkNotRunningElsewhere(id)

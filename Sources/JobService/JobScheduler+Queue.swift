@@ -21,6 +21,8 @@ extension JobScheduler {
     public func updateQueue(_ patch: QueueSettingsPatch) throws -> QueueStatus {
         let updated = patch.applied(to: settings)
         if updated != settings {
+            writeCount += 1
+            settingsWritten = writeCount
             try repository.saveQueueSettings(updated)
             settings = updated
             queueLimiter.setRate(updated.limitRate)
@@ -41,7 +43,7 @@ extension JobScheduler {
         let over = QueuePlan.preemptions(running: running.keys.compactMap { candidate($0) }, settings: settings)
         for id in over { sendBack(id, reason: "the queue allows \(settings.maxActive) running jobs") }
         let now = Date()
-        let ready = jobs.ordered.compactMap { job -> QueuePlan.Candidate? in
+        let ready = jobs.jobs(in: [.queued]).compactMap { job -> QueuePlan.Candidate? in
             let id = job.id
             guard job.state == .queued, job.waitingFor.isEmpty, job.retryAt.map({ $0 <= now }) ?? true,
                 !editing.contains(id)
@@ -82,7 +84,8 @@ extension JobScheduler {
     /// Brings every job's `waitingFor` up to date. A queued job one of whose dependencies no
     /// longer exists can never start: it fails, and so do the jobs waiting for it.
     func settleDependencies() {
-        for id in order {
+        for candidate in jobs.withDependencies {
+            let id = candidate.id
             guard var job = jobs[id], !job.after.isEmpty || !job.waitingFor.isEmpty else { continue }
             let before = job
             switch job.state {
@@ -109,8 +112,8 @@ extension JobScheduler {
         // Who waits for whom, read once: a chain of thousands fails in one linear pass, not
         // a scan of every job per link.
         var dependents: [String: [String]] = [:]
-        for other in order {
-            for dependency in jobs[other]?.after ?? [] { dependents[dependency, default: []].append(other) }
+        for other in jobs.withDependencies {
+            for dependency in other.after { dependents[dependency, default: []].append(other.id) }
         }
         var pending = starts.reversed().map { ($0.id, $0.reason) }
         while let (id, reason) = pending.popLast() {
@@ -132,7 +135,7 @@ extension JobScheduler {
 
     /// The jobs whose `after` names `id`.
     func waiting(for id: String) -> [String] {
-        order.filter { jobs[$0]?.after.contains(id) == true }
+        jobs.withDependencies.filter { $0.after.contains(id) }.map(\.id)
     }
 
     /// A running job goes back to `queued`; its download stops after a checkpoint and

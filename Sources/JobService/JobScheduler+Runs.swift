@@ -51,7 +51,7 @@ extension JobScheduler {
         // The run is the service's, not the request's that started it: its store calls take
         // the store's own timeout, not a request's budget.
         let task = Task { () -> Outcome in
-            await StoreCallBudget.$limit.withValue(nil) { () -> Outcome in
+            await StoreCallBudget.$current.withValue(nil) { () -> Outcome in
                 // A paused run that placed its file before it saw the pause has done the work.
                 if case .success(let result)? = await previous?.value {
                     await self.finished(id: id, generation: current, .success(result))

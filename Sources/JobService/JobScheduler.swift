@@ -112,13 +112,12 @@ public actor JobScheduler {
     /// Runs that ended while the store could not record it: shown ended, recorded (or found
     /// taken back) once the store answers again.
     var unrecordedRuns: [String: (job: JobSnapshot, lease: Lease)] = [:]
-    /// A claim being asked of the store, and whether slots freed meanwhile.
-    var claiming = false
-    var claimAgain = false
     /// Counts this node's control writes; `controlWrites[id]` is the count at the job's last
     /// one. A read of the store that began before it is older than this node's copy.
     var writeCount = 0
     var controlWrites: [String: Int] = [:]
+    /// The count at this node's last write of the queue's settings.
+    var settingsWritten = 0
     var cursor: ClusterCursor?
     let claimsCounter: Counter
     let leasesLostCounter: Counter
@@ -278,6 +277,7 @@ public actor JobScheduler {
             var lifecycle = JobLifecycle(state: job.state)
             if lifecycle.slotGranted() == .startDownload { job.state = lifecycle.state }
         }
+        noteControlWrite(job.id)
         try repository.insert(job, idempotencyKey: idempotencyKey)
         jobs[job.id] = job
         if cluster == nil { neverRun.insert(job.id) }
@@ -316,6 +316,8 @@ public actor JobScheduler {
             await group.next()
             group.cancelAll()
         }
+        // The wait was the run's, not the store's.
+        StoreCallBudget.renew()
         for (id, task) in pending {
             // Only a run that has ended, with no newer one started meanwhile (a resume).
             guard stopping[id] == task, running[id] == nil, var job = jobs[id], job.state != .running else { continue }
@@ -469,6 +471,7 @@ public actor JobScheduler {
         // In a cluster the store decides first: a store that cannot be written changes
         // nothing (503), and a job another node changed first is read again (409).
         if changed, let cluster {
+            noteControlWrite(id)
             guard try cluster.update(job, expectedState: seen) else {
                 try refresh(id)
                 throw SluiceError(
@@ -506,6 +509,7 @@ public actor JobScheduler {
     private func persist(_ job: JobSnapshot, seen: JobState? = nil) -> Bool {
         do {
             if let cluster, let seen {
+                noteControlWrite(job.id)
                 if try cluster.update(job, expectedState: seen) { return true }
                 logger.info("job \(job.id) changed on another node first; reading it again")
                 try refresh(job.id)
@@ -529,7 +533,7 @@ public actor JobScheduler {
     /// Arranges for `schedule()` to run when the earliest waiting job may start.
     func scheduleWakeUp() {
         wakeUp?.cancel()
-        guard let earliest = jobs.ordered.filter({ $0.state == .queued }).compactMap(\.retryAt).min() else { return }
+        guard let earliest = jobs.jobs(in: [.queued]).compactMap(\.retryAt).min() else { return }
         let delay = max(0, earliest.timeIntervalSinceNow)
         wakeUp = Task { [weak self] in
             try? await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 10))

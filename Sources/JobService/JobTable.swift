@@ -5,8 +5,8 @@ import Synchronization
 ///
 /// The scheduler writes it; anyone reads it without waiting for the scheduler, so a read of
 /// the API (`GET /jobs/ID`, `GET /jobs`, `GET /queue`) is answered at memory speed even while
-/// the scheduler waits on its store. Every operation takes a lock for O(1) work (listing
-/// walks the jobs it returns and those its filter skips).
+/// the scheduler waits on its store. Every operation takes a lock for O(1) or O(log n) work;
+/// a page of one state is read from that state's own index, whatever the other states hold.
 public final class JobTable: Sendable {
     struct Storage {
         /// Each job and where it stands in `ids`.
@@ -15,13 +15,28 @@ public final class JobTable: Sendable {
         var ids: [String?] = []
         var holes = 0
         var counts: [JobState: Int] = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, 0) })
+        /// The positions of each state's jobs, ascending.
+        var byState: [JobState: [Int]] = [:]
+        /// Jobs that wait for others or are waited for by their `after` (dependency rules
+        /// look at these only).
+        var dependent: Set<String> = []
 
         mutating func set(_ job: JobSnapshot) {
+            if job.after.isEmpty && job.waitingFor.isEmpty {
+                dependent.remove(job.id)
+            } else {
+                dependent.insert(job.id)
+            }
             if let old = byID[job.id] {
                 counts[old.job.state, default: 0] -= 1
                 byID[job.id] = (job, old.position)
+                if old.job.state != job.state {
+                    Self.remove(old.position, from: &byState[old.job.state, default: []])
+                    Self.insert(old.position, into: &byState[job.state, default: []])
+                }
             } else {
                 byID[job.id] = (job, ids.count)
+                byState[job.state, default: []].append(ids.count)
                 ids.append(job.id)
             }
             counts[job.state, default: 0] += 1
@@ -29,7 +44,9 @@ public final class JobTable: Sendable {
 
         mutating func remove(_ id: String) {
             guard let old = byID.removeValue(forKey: id) else { return }
+            dependent.remove(id)
             counts[old.job.state, default: 0] -= 1
+            Self.remove(old.position, from: &byState[old.job.state, default: []])
             ids[old.position] = nil
             holes += 1
             if holes > 1024, holes * 2 > ids.count { compact() }
@@ -38,6 +55,7 @@ public final class JobTable: Sendable {
         /// Inserts a job made elsewhere (another node) by its age, not at the end.
         mutating func insertByAge(_ job: JobSnapshot) {
             if byID[job.id] != nil { return set(job) }
+            if !job.after.isEmpty || !job.waitingFor.isEmpty { dependent.insert(job.id) }
             let newest = ids.last(where: { $0 != nil }).flatMap { $0 }.flatMap { byID[$0]?.job.createdAt }
             guard let newest, job.createdAt < newest else { return set(job) }
             compact()
@@ -46,6 +64,7 @@ public final class JobTable: Sendable {
             byID[job.id] = (job, index)
             counts[job.state, default: 0] += 1
             for position in (index + 1)..<ids.count { byID[ids[position]!]!.position = position }
+            indexStates()
         }
 
         mutating func compact() {
@@ -53,6 +72,58 @@ public final class JobTable: Sendable {
             ids = ids.filter { $0 != nil }
             holes = 0
             for (position, id) in ids.enumerated() { byID[id!]!.position = position }
+            indexStates()
+        }
+
+        /// The state index made again from `ids` (after positions moved).
+        mutating func indexStates() {
+            byState = [:]
+            for (position, id) in ids.enumerated() {
+                guard let id, let state = byID[id]?.job.state else { continue }
+                byState[state, default: []].append(position)
+            }
+        }
+
+        /// The index of the first element of `sorted` that is not below `value`.
+        static func lowerBound(_ value: Int, in sorted: [Int]) -> Int {
+            var low = 0
+            var high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sorted[middle] < value { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+
+        static func insert(_ position: Int, into sorted: inout [Int]) {
+            if let last = sorted.last, last < position { return sorted.append(position) }
+            sorted.insert(position, at: lowerBound(position, in: sorted))
+        }
+
+        static func remove(_ position: Int, from sorted: inout [Int]) {
+            let index = lowerBound(position, in: sorted)
+            if index < sorted.count, sorted[index] == position { sorted.remove(at: index) }
+        }
+
+        /// Newest first, the jobs of `states` below position `bound`: each state's index
+        /// read from its end, merged.
+        func page(states: Set<JobState>, below bound: Int, limit: Int) -> [JobSnapshot] {
+            var heads = states.compactMap { state -> (positions: [Int], next: Int)? in
+                guard let positions = byState[state], !positions.isEmpty else { return nil }
+                return (positions, Self.lowerBound(bound, in: positions) - 1)
+            }
+            var result: [JobSnapshot] = []
+            while result.count < limit {
+                guard
+                    let best = heads.indices.filter({ heads[$0].next >= 0 }).max(by: {
+                        heads[$0].positions[heads[$0].next] < heads[$1].positions[heads[$1].next]
+                    })
+                else { break }
+                let position = heads[best].positions[heads[best].next]
+                heads[best].next -= 1
+                if let id = ids[position], let job = byID[id]?.job { result.append(job) }
+            }
+            return result
         }
     }
 
@@ -85,6 +156,18 @@ public final class JobTable: Sendable {
 
     public func countsByState() -> [JobState: Int] { storage.withLock { $0.counts } }
 
+    /// The jobs in `states`, oldest first, read from the state index.
+    public func jobs(in states: Set<JobState>) -> [JobSnapshot] {
+        storage.withLock { $0.page(states: states, below: $0.ids.count, limit: .max).reversed() }
+    }
+
+    /// The jobs that have an `after` or a `waitingFor`, oldest first.
+    public var withDependencies: [JobSnapshot] {
+        storage.withLock { storage in
+            storage.dependent.compactMap { storage.byID[$0] }.sorted { $0.position < $1.position }.map(\.job)
+        }
+    }
+
     /// Newest first, optionally filtered by state, `limit` jobs after the job `after`; nil
     /// when `after` names no job.
     public func list(states: Set<JobState>?, limit: Int, after: String?) -> [JobSnapshot]? {
@@ -94,6 +177,7 @@ public final class JobTable: Sendable {
                 guard let position = storage.byID[after]?.position else { return nil }
                 index = position - 1
             }
+            if let states { return storage.page(states: states, below: index + 1, limit: limit) }
             var result: [JobSnapshot] = []
             while index >= 0, result.count < limit {
                 defer { index -= 1 }
@@ -110,19 +194,13 @@ public final class JobTable: Sendable {
     public func snapshot(limit: Int) -> [JobSnapshot] {
         storage.withLock { storage in
             let live: Set<JobState> = [.running, .queued, .paused]
-            var chosen: [(position: Int, job: JobSnapshot)] = []
-            var others: [(position: Int, job: JobSnapshot)] = []
-            for position in storage.ids.indices.reversed() {
-                guard let id = storage.ids[position], let job = storage.byID[id]?.job else { continue }
-                if live.contains(job.state) {
-                    if chosen.count < limit { chosen.append((position, job)) }
-                } else if others.count < limit {
-                    others.append((position, job))
-                }
-                if chosen.count == limit { break }
+            var chosen = storage.page(states: live, below: storage.ids.count, limit: limit)
+            if chosen.count < limit {
+                chosen += storage.page(
+                    states: Set(JobState.allCases).subtracting(live), below: storage.ids.count, limit: limit - chosen.count)
             }
-            chosen += others.prefix(limit - chosen.count)
-            return chosen.sorted { $0.position < $1.position }.map(\.job)
+            return chosen.sorted { storage.byID[$0.id]!.position < storage.byID[$1.id]!.position }
         }
     }
+
 }

@@ -14,7 +14,7 @@ public enum StoreCalls {
     /// pause, a stop) cannot hand work to a pool: its last write runs in place.
     public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         if Task.isCancelled { return try work() }
-        let budget = StoreCallBudget.limit
-        return try await pool.runIfActive { try StoreCallBudget.$limit.withValue(budget) { try work() } }
+        let budget = StoreCallBudget.current
+        return try await pool.runIfActive { try StoreCallBudget.$current.withValue(budget) { try work() } }
     }
 }

@@ -60,7 +60,7 @@ final class PostgresConnections: Sendable {
     /// The deadline of a call starting now: the caller's budget (`StoreCallBudget`) or
     /// `timeout`, for the whole call — waiting for a connection, connecting, every statement.
     private var callDeadline: DispatchTime {
-        let budget = StoreCallBudget.limit.map { TimeAmount.nanoseconds(Int64($0 / .nanoseconds(1))) } ?? timeout
+        let budget = StoreCallBudget.remaining.map { TimeAmount.nanoseconds(Int64($0 / .nanoseconds(1))) } ?? timeout
         return .now() + .nanoseconds(Int(min(budget, timeout).nanoseconds))
     }
 
@@ -71,6 +71,10 @@ final class PostgresConnections: Sendable {
     /// must not interleave with another caller's).
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         guard !closed.withLockedValue({ $0 }) else { throw Self.unavailable("the store is closed") }
+        // A request whose budget is spent (it waited behind another's call) asks nothing.
+        if let remaining = StoreCallBudget.remaining, remaining < .milliseconds(1) {
+            throw Self.unavailable("PostgreSQL did not answer in time")
+        }
         let deadline = callDeadline
         guard slots.wait(timeout: deadline) == .success else {
             throw Self.unavailable("every connection to PostgreSQL is busy")

@@ -15,7 +15,7 @@ struct StoreAccessMiddleware<Context: RequestContext>: RouterMiddleware {
         if let health, !health.isAvailable, context.endpointPath != nil, Self.writesStore(request) {
             throw SluiceError(.storeUnavailable, "the job store is not answering; nothing was changed (try again once /healthz says ok)")
         }
-        return try await StoreCallBudget.$limit.withValue(StoreCallBudget.request) {
+        return try await StoreCallBudget.$current.withValue(StoreCallBudget(StoreCallBudget.request)) {
             try await next(request, context)
         }
     }

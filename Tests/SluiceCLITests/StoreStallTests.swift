@@ -61,13 +61,17 @@ struct StoreStallTests {
                 let (queue, queueSeconds) = try await Self.timed { try await node.json("GET", "/queue") }
                 #expect(queue.status == 200)
                 // Commands: answered within the store budget, refused, nothing changed.
+                // Two commands at once: the second waits behind the first's store call, within
+                // the same 2 s budget from its arrival (before, it got a budget of its own after).
+                let pausing = ids[1].id
+                async let pauseAnswer = Self.timed { try await node.json("POST", "/jobs/\(pausing)/pause") }
                 let (created, createSeconds) = try await Self.timed {
                     try await node.json("POST", "/jobs", body: #"{"url":"http://127.0.0.1:\#(port)/testdata/1000?seed=1"}"#)
                 }
                 #expect(created.status == 503)
                 let code = ((created.json as? [String: Any])?["error"] as? [String: Any])?["code"] as? String
                 #expect(code == "store_unavailable")
-                let (paused, pauseSeconds) = try await Self.timed { try await node.json("POST", "/jobs/\(ids[1].id)/pause") }
+                let (paused, pauseSeconds) = try await pauseAnswer
                 #expect(paused.status == 503)
                 #expect(createSeconds < 3, "a create answered within 3 s of a frozen store, not \(createSeconds) s")
                 #expect(pauseSeconds < 3, "a pause answered within 3 s of a frozen store, not \(pauseSeconds) s")
