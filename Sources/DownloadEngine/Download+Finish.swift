@@ -11,7 +11,12 @@ extension Download {
         reporter.yield(.progress(currentProgress()))
         let size = state.bytesDone
         try await Self.sync(file)
-        await saveCheckpoint(file: file)
+        // A checkpoint before the hash, so that a crash during a long hash resumes instead of
+        // fetching again; a run shorter than a checkpoint interval has next to nothing to
+        // lose, and a small file's whole cost is a few writes: it skips this one.
+        if ContinuousClock.now - createdAt >= .seconds(options.checkpointInterval) {
+            await saveCheckpoint(file: file, synced: true)
+        }
         let digest: String
         if let streamedHash {
             digest = streamedHash

@@ -25,6 +25,8 @@ public final class Download: Sendable {
     let reporter: AsyncStream<DownloadEvent>.Continuation
     let logger: Logger
     let state = DownloadState()
+    /// When this download was made (its run starts right after).
+    let createdAt = ContinuousClock.now
     /// The data-plane loop this download runs on (its first connection, the probe, the
     /// single stream); further connections take the next loops.
     let home = DataPlane.nextExecutor()
@@ -152,11 +154,12 @@ public final class Download: Sendable {
         }
     }
 
-    /// Snapshot, then `fsync`, then save: the checkpoint never claims unsynced bytes.
-    func saveCheckpoint(file: PartialFile) async {
+    /// Snapshot, then `fsync`, then save: the checkpoint never claims unsynced bytes (with
+    /// `synced`, the caller synced the file after the last write).
+    func saveCheckpoint(file: PartialFile, synced: Bool = false) async {
         guard let checkpoint = state.checkpoint(url: url), checkpoint.acceptsRanges else { return }
         do {
-            try await Self.sync(file)
+            if !synced { try await Self.sync(file) }
             try await store.save(checkpoint)
             reporter.yield(.checkpointed(bytes: checkpoint.writtenBytes))
         } catch {
