@@ -77,10 +77,11 @@ import SluiceAPI
             let paused = try await service.request(.POST, "/jobs/\(id)/pause")
             #expect(try paused.json()["state"] as? String == "paused")
             #expect(try await service.request(.POST, "/jobs/\(id)/pause").json()["state"] as? String == "paused")
-            // Paused means paused: the bytes stop moving.
-            let bytes = try await service.job(id)["bytesDone"] as? Int
-            try await Task.sleep(for: .milliseconds(600))
-            #expect(try await service.job(id)["bytesDone"] as? Int == bytes)
+            // Paused means paused: the pause answers once the run has stopped, so no segment
+            // is being fetched and the bytes it answered are the job's, and stay so.
+            let segments = try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body)
+            #expect((segments as? [[String: Any]])?.allSatisfy { $0["active"] as? Bool == false } == true)
+            #expect(try await service.job(id)["bytesDone"] as? Int == (try paused.json()["bytesDone"] as? Int))
 
             let small = try await service.create(["url": service.testdata("/testdata/10K")])
             let smallID = small["id"] as! String

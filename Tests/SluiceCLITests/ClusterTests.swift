@@ -146,8 +146,11 @@ struct ClusterTests {
                     let taken = try await Cluster.waitUntil(.seconds(15)) { try await b.job(id)["node"] as? String == "b" }
                     #expect(taken)
                     let takenAfter = ContinuousClock.now - frozen
-                    // Frozen a little longer, so that both write the file at once when it goes on.
-                    try await Task.sleep(for: .milliseconds(500))
+                    // Frozen until b has fetched more of the file, so that both write it at once
+                    // when a goes on.
+                    let takenAt = try await b.job(id)["bytesDone"] as? Int ?? 0
+                    #expect(
+                        try await Cluster.waitUntil(.seconds(10)) { (try await b.job(id)["bytesDone"] as? Int ?? 0) >= takenAt + 200_000 })
                     a.process.signal(SIGCONT)
                     let fenced = await Cluster.waitUntil(.seconds(10)) {
                         let printed = a.process.printedSoFar
@@ -221,7 +224,13 @@ struct ClusterTests {
                                 UInt64(60 + index)
                             ))
                     }
-                    try await Task.sleep(for: .seconds(1.5))
+                    // Restarted under load: once every job has bytes on disk.
+                    #expect(
+                        try await Cluster.waitUntil(.seconds(20)) {
+                            for job in created where (try await a.job(job.id)["bytesDone"] as? Int ?? 0) == 0 { return false }
+                            return true
+                        }
+                    )
                     try server.restart()
                     let done = try await Cluster.waitUntil(.seconds(60)) {
                         var all = true
