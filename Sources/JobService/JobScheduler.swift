@@ -159,15 +159,16 @@ public actor JobScheduler {
             let recovered = try cluster.recoverOwnJobs()
             if !recovered.isEmpty { logger.notice("requeued \(recovered.count) job(s) this node was running before it stopped") }
         }
-        for var job in try repository.allJobs() {
-            var lifecycle = JobLifecycle(state: job.state)
+        var loaded = try repository.allJobs()
+        for index in loaded.indices {
+            var lifecycle = JobLifecycle(state: loaded[index].state)
             if cluster == nil, lifecycle.serviceStarted() == .enqueue {
-                job.state = lifecycle.state
-                job.speed = 0
-                job.eta = nil
+                loaded[index].state = lifecycle.state
+                loaded[index].speed = 0
+                loaded[index].eta = nil
             }
-            jobs[job.id] = job
         }
+        jobs.load(loaded)
     }
 
     /// Starts what the previous run left queued or running.

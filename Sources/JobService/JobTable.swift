@@ -140,6 +140,15 @@ public final class JobTable: Sendable {
         }
     }
 
+    /// Adds jobs, oldest first, under one lock (a start loading the store).
+    public func load(_ loaded: [JobSnapshot]) {
+        storage.withLock { storage in
+            storage.byID.reserveCapacity(storage.byID.count + loaded.count)
+            storage.ids.reserveCapacity(storage.ids.count + loaded.count)
+            for job in loaded { storage.set(job) }
+        }
+    }
+
     /// Adds a job another node made, in its place by age.
     public func insertByAge(_ job: JobSnapshot) { storage.withLock { $0.insertByAge(job) } }
 

@@ -8,11 +8,14 @@ extension JobSnapshot {
     public var storedDependencies: String { Self.json(after) ?? "[]" }
 
     public static func headers(stored text: String?) -> [String: String] {
-        text.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
+        // What almost every job stores: no decoder for it (a restart reads every job).
+        if text == nil || text == "{}" { return [:] }
+        return text.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
     }
 
     public static func dependencies(stored text: String?) -> [String] {
-        text.flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? []
+        if text == nil || text == "[]" { return [] }
+        return text.flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? []
     }
 
     private static func json(_ value: some Encodable) -> String? {

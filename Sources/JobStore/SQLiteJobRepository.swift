@@ -120,7 +120,12 @@ public final class SQLiteJobRepository: JobRepository {
 
     public func allJobs() throws -> [JobSnapshot] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM job ORDER BY sequence").map(Self.snapshot)
+            // Row by row (no array of rows beside the jobs), columns by position: a restart
+            // reads every job, and GRDB's lookup by name was most of its time.
+            var jobs: [JobSnapshot] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT \(Self.jobColumns.joined(separator: ", ")) FROM job ORDER BY sequence")
+            while let row = try rows.next() { jobs.append(Self.snapshot(row)) }
+            return jobs
         }
     }
 
@@ -294,30 +299,38 @@ public final class SQLiteJobRepository: JobRepository {
         ]
     }
 
+    /// The columns `snapshot` reads, in its order.
+    static let jobColumns = [
+        "id", "url", "state", "connections", "priority", "createdAt", "requestedFilename", "expectedSHA256", "headers",
+        "filename", "bytesTotal", "bytesDone", "resumable", "sha256", "path", "errorCode", "errorMessage", "updatedAt",
+        "completedAt", "retryAt", "dependencies", "limitRate", "notify", "proxy", "insecure",
+    ]
+
+    /// A job from a row of `jobColumns`, read by position.
     private static func snapshot(_ row: Row) -> JobSnapshot {
         var job = JobSnapshot(
-            id: row["id"], url: row["url"], state: JobState(rawValue: row["state"]) ?? .failed,
-            connections: row["connections"], priority: row["priority"],
-            createdAt: Date(timeIntervalSince1970: row["createdAt"]), requestedFilename: row["requestedFilename"],
-            expectedSHA256: row["expectedSHA256"], headers: JobSnapshot.headers(stored: row["headers"])
+            id: row[0], url: row[1], state: JobState(rawValue: row[2]) ?? .failed,
+            connections: row[3], priority: row[4],
+            createdAt: Date(timeIntervalSince1970: row[5]), requestedFilename: row[6],
+            expectedSHA256: row[7], headers: JobSnapshot.headers(stored: row[8])
         )
-        job.filename = row["filename"]
-        job.bytesTotal = row["bytesTotal"]
-        job.bytesDone = row["bytesDone"]
-        job.resumable = row["resumable"]
-        job.sha256 = row["sha256"]
-        job.path = row["path"]
-        if let code: String = row["errorCode"] {
-            job.error = .init(code: code, message: row["errorMessage"] ?? "")
+        job.filename = row[9]
+        job.bytesTotal = row[10]
+        job.bytesDone = row[11]
+        job.resumable = row[12]
+        job.sha256 = row[13]
+        job.path = row[14]
+        if let code: String = row[15] {
+            job.error = .init(code: code, message: row[16] ?? "")
         }
-        job.updatedAt = Date(timeIntervalSince1970: row["updatedAt"])
-        job.completedAt = (row["completedAt"] as Double?).map(Date.init(timeIntervalSince1970:))
-        job.retryAt = (row["retryAt"] as Double?).map(Date.init(timeIntervalSince1970:))
-        job.after = JobSnapshot.dependencies(stored: row["dependencies"])
-        job.limitRate = row["limitRate"]
-        job.notify = row["notify"]
-        job.proxy = row["proxy"]
-        job.insecure = row["insecure"] ?? false
+        job.updatedAt = Date(timeIntervalSince1970: row[17])
+        job.completedAt = (row[18] as Double?).map(Date.init(timeIntervalSince1970:))
+        job.retryAt = (row[19] as Double?).map(Date.init(timeIntervalSince1970:))
+        job.after = JobSnapshot.dependencies(stored: row[20])
+        job.limitRate = row[21]
+        job.notify = row[22]
+        job.proxy = row[23]
+        job.insecure = row[24] ?? false
         return job
     }
 

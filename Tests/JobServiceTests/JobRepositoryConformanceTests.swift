@@ -85,6 +85,32 @@ import Testing
         }
     }
 
+    /// Every field set, every field back (a store that reads columns by position reads the
+    /// right ones).
+    @Test(arguments: Store.allCases) func aJobWithEveryFieldSetComesBackTheSame(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            var job = Self.job("full", state: .failed, second: 3)
+            job.headers = ["Authorization": "Bearer x", "Accept": "*/*"]
+            job.filename = "full.iso"
+            job.bytesDone = 400
+            job.resumable = true
+            job.sha256 = String(repeating: "b", count: 64)
+            job.path = "full.iso"
+            job.error = .init(code: "checksum_mismatch", message: "the file hashes to something else")
+            job.updatedAt = Date(timeIntervalSince1970: 1_800_000_010)
+            job.completedAt = Date(timeIntervalSince1970: 1_800_000_011)
+            job.retryAt = Date(timeIntervalSince1970: 1_800_000_012)
+            job.after = ["a", "b"]
+            job.limitRate = 123_456
+            job.proxy = "http://proxy.example.com:3128"
+            job.insecure = true
+            try store.insert(Self.job("a"))
+            try store.insert(job)
+            let back = try store.allJobs().first { $0.id == "full" }
+            #expect(back == job)
+        }
+    }
+
     @Test(arguments: Store.allCases) func aDeleteStoresItsDeliveriesWithIt(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
             try store.insert(Self.job("a"))
