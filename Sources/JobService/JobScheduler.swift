@@ -95,6 +95,9 @@ public actor JobScheduler {
     /// Jobs an edit is working on (it may be waiting for a checkpoint or a probe): not
     /// started meanwhile, and a run the edit stopped keeps its slot.
     var editing: Set<String> = []
+    /// Jobs the start moved back to the queue (running when the last process stopped), to
+    /// store as such.
+    var requeuedAtStart: [String] = []
     /// Jobs created here that have not run yet: their store holds no checkpoint to read.
     var neverRun: Set<String> = []
     /// Set while a bulk action runs, so that a slot one job frees is not given to a job the
@@ -163,6 +166,7 @@ public actor JobScheduler {
         for index in loaded.indices {
             var lifecycle = JobLifecycle(state: loaded[index].state)
             if cluster == nil, lifecycle.serviceStarted() == .enqueue {
+                if loaded[index].state != lifecycle.state { requeuedAtStart.append(loaded[index].id) }
                 loaded[index].state = lifecycle.state
                 loaded[index].speed = 0
                 loaded[index].eta = nil
@@ -173,9 +177,10 @@ public actor JobScheduler {
 
     /// Starts what the previous run left queued or running.
     public func start() {
-        if cluster == nil {
-            for id in order where jobs[id]?.state == .queued { persist(jobs[id]!) }
-        }
+        // Only the jobs the start requeued (they were running) are written again, not every
+        // queued one.
+        for id in requeuedAtStart { if let job = jobs[id] { persist(job) } }
+        requeuedAtStart = []
         schedule()
         scheduleWakeUp()
     }
