@@ -42,18 +42,14 @@ extension JobScheduler {
         settleDependencies()
         let over = QueuePlan.preemptions(running: running.keys.compactMap { candidate($0) }, settings: settings)
         for id in over { sendBack(id, reason: "the queue allows \(settings.maxActive) running jobs") }
-        let now = Date()
-        let ready = jobs.jobs(in: [.queued]).compactMap { job -> QueuePlan.Candidate? in
-            let id = job.id
-            guard job.state == .queued, job.waitingFor.isEmpty, job.retryAt.map({ $0 <= now }) ?? true,
-                !editing.contains(id)
-            else { return nil }
-            return QueuePlan.Candidate(id: id, priority: job.priority, sequence: jobs.position(of: id) ?? 0)
-        }
         // A run an edit stopped, to go on when the edit ends, keeps its slot meanwhile.
         let held = heldSlots
+        let free = settings.maxActive - running.count - held
+        // No slot free, or the queue paused: nothing starts, and the queue is not read.
+        guard free > 0, !settings.paused else { return }
+        let ready = jobs.readyToStart(at: Date()).filter { !editing.contains($0.id) }
         if cluster != nil {
-            if !ready.isEmpty { claimAndStart(free: settings.maxActive - running.count - held) }
+            if !ready.isEmpty { claimAndStart(free: free) }
             return
         }
         for id in QueuePlan.starts(ready: ready, running: running.count + held, settings: settings) {

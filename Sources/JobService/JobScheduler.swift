@@ -539,7 +539,7 @@ public actor JobScheduler {
     /// Arranges for `schedule()` to run when the earliest waiting job may start.
     func scheduleWakeUp() {
         wakeUp?.cancel()
-        guard let earliest = jobs.jobs(in: [.queued]).compactMap(\.retryAt).min() else { return }
+        guard let earliest = jobs.earliestRetry else { return }
         let delay = max(0, earliest.timeIntervalSinceNow)
         wakeUp = Task { [weak self] in
             try? await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 10))

@@ -1,3 +1,4 @@
+public import Foundation
 public import SluiceCore
 import Synchronization
 
@@ -20,8 +21,15 @@ public final class JobTable: Sendable {
         /// Jobs that wait for others or are waited for by their `after` (dependency rules
         /// look at these only).
         var dependent: Set<String> = []
+        /// Queued jobs waiting out a `Retry-After`.
+        var retrying: Set<String> = []
 
         mutating func set(_ job: JobSnapshot) {
+            if job.state == .queued && job.retryAt != nil {
+                retrying.insert(job.id)
+            } else {
+                retrying.remove(job.id)
+            }
             if job.after.isEmpty && job.waitingFor.isEmpty {
                 dependent.remove(job.id)
             } else {
@@ -45,6 +53,7 @@ public final class JobTable: Sendable {
         mutating func remove(_ id: String) {
             guard let old = byID.removeValue(forKey: id) else { return }
             dependent.remove(id)
+            retrying.remove(id)
             counts[old.job.state, default: 0] -= 1
             Self.remove(old.position, from: &byState[old.job.state, default: []])
             ids[old.position] = nil
@@ -56,6 +65,7 @@ public final class JobTable: Sendable {
         mutating func insertByAge(_ job: JobSnapshot) {
             if byID[job.id] != nil { return set(job) }
             if !job.after.isEmpty || !job.waitingFor.isEmpty { dependent.insert(job.id) }
+            if job.state == .queued && job.retryAt != nil { retrying.insert(job.id) }
             let newest = ids.last(where: { $0 != nil }).flatMap { $0 }.flatMap { byID[$0]?.job.createdAt }
             guard let newest, job.createdAt < newest else { return set(job) }
             compact()
@@ -168,6 +178,24 @@ public final class JobTable: Sendable {
     /// The jobs in `states`, oldest first, read from the state index.
     public func jobs(in states: Set<JobState>) -> [JobSnapshot] {
         storage.withLock { $0.page(states: states, below: $0.ids.count, limit: .max).reversed() }
+    }
+
+    /// The queued jobs that may start at `now` (nothing to wait for, no `Retry-After` still
+    /// running), as the queue's plan takes them, read from the queued index.
+    public func readyToStart(at now: Date) -> [QueuePlan.Candidate] {
+        storage.withLock { storage in
+            (storage.byState[.queued] ?? []).compactMap { position in
+                guard let id = storage.ids[position], let entry = storage.byID[id],
+                    entry.job.waitingFor.isEmpty, entry.job.retryAt.map({ $0 <= now }) ?? true
+                else { return nil }
+                return QueuePlan.Candidate(id: id, priority: entry.job.priority, sequence: position)
+            }
+        }
+    }
+
+    /// When the first queued job waiting out a `Retry-After` may go again.
+    public var earliestRetry: Date? {
+        storage.withLock { storage in storage.retrying.compactMap { storage.byID[$0]?.job.retryAt }.min() }
     }
 
     /// The jobs that have an `after` or a `waitingFor`, oldest first.
