@@ -67,6 +67,8 @@ extension JobScheduler {
     /// Records that this node just wrote the job's control fields: a read of the store that
     /// began earlier must not take them back.
     func noteControlWrite(_ id: String) {
+        // Only a cluster reads a change feed; a single node keeps no record.
+        guard cluster != nil else { return }
         writeCount += 1
         controlWrites[id] = writeCount
     }
@@ -101,7 +103,6 @@ extension JobScheduler {
         guard let lease = leases[id], lease.epoch == epoch else { return }
         logger.warning("job \(id): lease \(epoch) lost; another node owns the job now")
         leases[id] = nil
-        lastProgressStored[id] = nil
         leasesLostCounter.increment()
         stop(id)
         try? refresh(id)
@@ -117,7 +118,6 @@ extension JobScheduler {
     /// Gives a stopped run's lease back (a run an edit stopped keeps it, to go on).
     func releaseLease(_ id: String) {
         guard let cluster, !editing.contains(id), running[id] == nil, let lease = leases.removeValue(forKey: id) else { return }
-        lastProgressStored[id] = nil
         unsavedProgress[id] = nil
         // Not waited for: an unreleased lease lapses by itself.
         let logger = self.logger

@@ -182,7 +182,6 @@ extension JobScheduler {
         job.node = nil
         job.updatedAt = Date()
         if let cluster, let lease = leases.removeValue(forKey: id) {
-            lastProgressStored[id] = nil
             unsavedProgress[id] = nil
             noteControlWrite(id)
             let ended = job
@@ -214,6 +213,8 @@ extension JobScheduler {
         }
         jobs[id] = job
         events.publish(.job(job))
+        // A finished job's limiter goes with its run (a resume makes a new one).
+        if job.state == .completed || job.state == .failed { jobLimiters[id] = nil }
         if job.state == .completed { webhooks?.record(.completed, job: job) }
         if job.state == .failed {
             webhooks?.record(.failed, job: job)

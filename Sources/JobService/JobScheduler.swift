@@ -106,10 +106,9 @@ public actor JobScheduler {
     /// Wakes the scheduler when the earliest waiting job may start again.
     var wakeUp: Task<Void, Never>?
 
-    // A cluster node's runs: their leases, when progress was last stored, and where the
+    // A cluster node's runs: their leases, the progress still to store, and where the
     // reading of other nodes' changes stands.
     var leases: [String: Lease] = [:]
-    var lastProgressStored: [String: ContinuousClock.Instant] = [:]
     /// Progress of runs not yet stored: the latest per job, written by the progress loop.
     var unsavedProgress: [String: (job: JobSnapshot, lease: Lease)] = [:]
     /// Runs that ended while the store could not record it: shown ended, recorded (or found

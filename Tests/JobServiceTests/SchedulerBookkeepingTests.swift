@@ -1,0 +1,41 @@
+import DownloadEngine
+import Foundation
+@testable import JobService
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+/// What the scheduler keeps per job beside the job table goes when the job's run does: a
+/// node that has run 200,000 jobs holds nothing for the finished ones.
+@Suite struct SchedulerBookkeepingTests {
+    /// Before: every job that ran kept its rate limiter until it was deleted, and a single
+    /// node recorded every create and delete for a change feed only a cluster reads.
+    @Test func finishedJobsLeaveNoRuntimeBehind() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let store = InMemoryJobRepository()
+                try await JobServiceTests.withScheduler(directory, store: store) { scheduler in
+                    var ids: [String] = []
+                    for index in 0..<5 {
+                        ids.append(
+                            try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:\(port)/testdata/64K?seed=\(index)"))
+                                .job.id
+                        )
+                    }
+                    #expect(
+                        await JobServiceTests.waitUntil {
+                            ids.allSatisfy { scheduler.job(id: $0)?.state == .completed }
+                        }
+                    )
+                    try await scheduler.delete(id: ids[0], deleteFile: true)
+                    #expect(await scheduler.jobLimiters.isEmpty, "a finished job's limiter stays")
+                    #expect(await scheduler.controlWrites.isEmpty, "a single node records control writes")
+                    #expect(await scheduler.running.isEmpty)
+                    #expect(await scheduler.stopping.isEmpty)
+                    #expect(await scheduler.neverRun.isEmpty)
+                    #expect(await scheduler.lastProgressEvent.isEmpty)
+                }
+            }
+        }
+    }
+}
