@@ -17,7 +17,12 @@ extension JobScheduler {
     /// Resumes every selected job that a resume changes; returns those.
     public func resumeAll(_ selection: JobSelection) throws -> [JobSnapshot] {
         let ids = try selected(selection).filter { [.paused, .failed].contains(jobs[$0]!.state) }
-        return try holdingSchedule { try ids.map { try resume(id: $0) } }
+        return try holdingSchedule {
+            try ids.map { id in
+                StoreCallBudget.renew()
+                return try resume(id: id)
+            }
+        }
     }
 
     /// Deletes every job in `states` (each still in one of them when its turn comes);
@@ -29,6 +34,8 @@ extension JobScheduler {
             var count = 0
             for id in ids {
                 guard let job = jobs[id], selection.contains(job) else { continue }
+                // Each job's writes get the budget of one command.
+                StoreCallBudget.renew()
                 try await delete(id: id, deleteFile: deleteFile)
                 count += 1
             }
@@ -64,6 +71,7 @@ extension JobScheduler {
             let action = event(&probe)
             if case .reject = action { continue }
             guard probe.state != before.state else { continue }
+            StoreCallBudget.renew()
             changed.append(try apply(id, event))
         }
         return changed

@@ -160,42 +160,79 @@ extension JobScheduler {
 
     /// Reads what changed since the last read (everything when `full`) and absorbs it.
     ///
-    /// Read on the store's threads while this actor goes on; a row this node wrote again
-    /// meanwhile is left for the next read (the cursor stays where it was).
+    /// Read on the store's threads while this actor goes on, one read at a time (a later
+    /// read absorbed before an earlier one would be taken back by it; asks meanwhile are
+    /// folded into one more read). A row this node wrote again during a read is not taken
+    /// from it: it is read again on its own at the next read, and the cursor moves on.
     func synchronize(full: Bool) async {
-        guard let cluster, storeAnswers, !isShuttingDown else { return }
+        guard cluster != nil, storeAnswers, !isShuttingDown else { return }
+        guard !synchronizing else {
+            syncAgain = true
+            syncAgainFull = syncAgainFull || full
+            return
+        }
+        synchronizing = true
+        var full = full
+        while true {
+            await readChanges(full: full)
+            guard syncAgain, !isShuttingDown else { break }
+            full = syncAgainFull
+            syncAgain = false
+            syncAgainFull = false
+        }
+        synchronizing = false
+    }
+
+    private func readChanges(full: Bool) async {
+        guard let cluster, storeAnswers else { return }
         let since = full ? nil : cursor
         let writesBefore = writeCount
+        let recheck = Array(toRecheck)
+        toRecheck = []
         let changes: ClusterChanges
+        let rechecked: [(id: String, row: JobSnapshot?)]
         do {
             changes = try await StoreCalls.run { try cluster.changes(since: since) }
+            rechecked = try await StoreCalls.run { try recheck.map { ($0, try cluster.job(id: $0)) } }
         } catch {
+            toRecheck.formUnion(recheck)
             logger.warning("cannot read the cluster's changes: \(error)")
             return
         }
-        absorb(changes, writesBefore: writesBefore)
+        StoreCallBudget.$current.withValue(StoreCallBudget.current ?? StoreCallBudget(Self.claimBudget)) {
+            absorb(changes, rechecked: rechecked, writesBefore: writesBefore)
+        }
     }
 
-    private func absorb(_ changes: ClusterChanges, writesBefore: Int) {
+    private func absorb(_ changes: ClusterChanges, rechecked: [(id: String, row: JobSnapshot?)], writesBefore: Int) {
         let newer = { (id: String) in (self.controlWrites[id] ?? 0) > writesBefore || self.unrecordedRuns[id] != nil }
-        if !changes.jobs.contains(where: { newer($0.id) }) && !changes.removed.contains(where: newer) {
-            cursor = changes.cursor
-        } else if changes.isFull {
-            // Read again at the next tick rather than take back this node's newer writes.
-            return
-        }
+        cursor = changes.cursor
+        // One read at a time: nothing older than this read's start is needed any more.
         if controlWrites.count > 10_000 { controlWrites = controlWrites.filter { $0.value > writesBefore } }
         if let stored = changes.settings, stored != settings, settingsWritten <= writesBefore {
             settings = stored
             queueLimiter.setRate(stored.limitRate)
         }
-        for job in changes.jobs where !newer(job.id) { absorb(job) }
+        for job in changes.jobs {
+            if newer(job.id) { toRecheck.insert(job.id) } else { absorb(job) }
+        }
+        for (id, row) in rechecked {
+            if newer(id) {
+                toRecheck.insert(id)
+            } else if let row {
+                absorb(row)
+            } else if jobs[id] != nil {
+                absorbRemoval(id)
+            }
+        }
         var gone = changes.removed
         if changes.isFull {
             let present = Set(changes.jobs.map(\.id))
             gone += order.filter { !present.contains($0) }
         }
-        for id in gone where jobs[id] != nil && !newer(id) { absorbRemoval(id) }
+        for id in gone where jobs[id] != nil {
+            if newer(id) { toRecheck.insert(id) } else { absorbRemoval(id) }
+        }
         schedule()
         scheduleWakeUp()
     }
@@ -345,6 +382,7 @@ extension JobScheduler {
                     webhooks?.record(.completed, job: ended.job)
                 } else if ended.job.state == .failed {
                     webhooks?.record(.failed, job: ended.job)
+                    failForDependency(waiting(for: id).map { ($0, "dependency \(id) failed") })
                 }
                 schedule()
             } catch {

@@ -185,9 +185,18 @@ extension JobScheduler {
             unsavedProgress[id] = nil
             noteControlWrite(id)
             let ended = job
+            let before = jobs[id]
+            // A delete that comes while the store is asked removes a placed file itself.
+            if case .success(let result) = outcome { placedFiles[id] = result.path }
+            defer { placedFiles[id] = nil }
             do {
                 // On the store's threads: this actor answers meanwhile.
-                guard try await StoreCalls.run({ try cluster.finishRun(ended, lease: lease) }) else {
+                let recorded = try await StoreCalls.run({ try cluster.finishRun(ended, lease: lease) })
+                // A read of the change feed that began during the wait is older than this.
+                noteControlWrite(id)
+                // Deleted meanwhile: nothing to record or show.
+                guard jobs[id] != nil else { return }
+                guard recorded else {
                     // Taken back meanwhile: the outcome is another node's to record.
                     leasesLostCounter.increment()
                     try? refresh(id)
@@ -201,7 +210,13 @@ extension JobScheduler {
                 unrecordedRuns[id] = (job, lease)
             }
             // Deleted while the store was asked: nothing to show.
-            guard jobs[id] != nil else { return }
+            guard let now = jobs[id] else { return }
+            // Paused, resumed or edited meanwhile: the store holds what won; read it.
+            if now != before, unrecordedRuns[id] == nil {
+                try? refresh(id)
+                schedule()
+                return
+            }
             if unrecordedRuns[id] != nil {
                 jobs[id] = job
                 events.publish(.job(job))

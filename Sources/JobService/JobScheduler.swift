@@ -120,6 +120,17 @@ public actor JobScheduler {
     var controlWrites: [String: Int] = [:]
     /// The count at this node's last write of the queue's settings.
     var settingsWritten = 0
+    /// Whether a read of the change feed is under way, and whether another was asked for
+    /// meanwhile (a full one, if any ask was).
+    var synchronizing = false
+    var syncAgain = false
+    var syncAgainFull = false
+    /// Jobs this node wrote while a read of the change feed was under way: read again, one
+    /// by one, at the next read.
+    var toRecheck: Set<String> = []
+    /// Files placed by runs whose end a cluster's store is being asked to record: a delete
+    /// meanwhile (with its file) removes them.
+    var placedFiles: [String: String] = [:]
     var cursor: ClusterCursor?
     let claimsCounter: Counter
     let leasesLostCounter: Counter
@@ -379,6 +390,7 @@ public actor JobScheduler {
         jobs[id] = nil
         jobLimiters[id] = nil
         neverRun.remove(id)
+        unrecordedRuns[id] = nil
         let pending = stopping.removeValue(forKey: id)
         leases[id] = nil
         events.publish(.removed(id: id))
@@ -397,9 +409,12 @@ public actor JobScheduler {
         schedule()
         // A run that placed its file before the stop reached it: the file is finished, and
         // goes with the job only when the request says so.
+        if deleteFile, let placed = placedFiles.removeValue(forKey: id) { unlink(placed) }
         if case .success(let result) = await pending?.value, deleteFile {
             unlink(result.path)
         }
+        // The wait was the run's, not the store's (a bulk delete goes on to the next job).
+        StoreCallBudget.renew()
         removePartialFiles(id)
         // The stored name as it is: it was never percent-encoded, so `%` is a plain character.
         if deleteFile, let path = job.path, SafeRelativePath.isPlainName(path) {

@@ -61,20 +61,28 @@ public final class JobTable: Sendable {
             if holes > 1024, holes * 2 > ids.count { compact() }
         }
 
-        /// Inserts a job made elsewhere (another node) by its age, not at the end.
+        /// Inserts a job made elsewhere (another node) by its age, not at the end: found from
+        /// the newest end (such a job is usually recent), only the positions after it moved.
         mutating func insertByAge(_ job: JobSnapshot) {
             if byID[job.id] != nil { return set(job) }
             if !job.after.isEmpty || !job.waitingFor.isEmpty { dependent.insert(job.id) }
             if job.state == .queued && job.retryAt != nil { retrying.insert(job.id) }
-            let newest = ids.last(where: { $0 != nil }).flatMap { $0 }.flatMap { byID[$0]?.job.createdAt }
-            guard let newest, job.createdAt < newest else { return set(job) }
-            compact()
-            let index = ids.firstIndex { byID[$0!]!.job.createdAt > job.createdAt } ?? ids.count
+            var index = ids.count
+            while index > 0 {
+                if let id = ids[index - 1], let other = byID[id], other.job.createdAt <= job.createdAt { break }
+                index -= 1
+            }
             ids.insert(job.id, at: index)
+            for position in (index + 1)..<ids.count {
+                if let id = ids[position] { byID[id]!.position = position }
+            }
+            for state in Array(byState.keys) {
+                guard let positions = byState[state], let last = positions.last, last >= index else { continue }
+                byState[state] = positions.map { $0 >= index ? $0 + 1 : $0 }
+            }
             byID[job.id] = (job, index)
+            Self.insert(index, into: &byState[job.state, default: []])
             counts[job.state, default: 0] += 1
-            for position in (index + 1)..<ids.count { byID[ids[position]!]!.position = position }
-            indexStates()
         }
 
         mutating func compact() {

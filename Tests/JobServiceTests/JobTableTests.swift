@@ -1,0 +1,47 @@
+import Foundation
+import JobService
+import SluiceCore
+import Testing
+
+/// The job table's indexes agree with its jobs whatever order they came in.
+@Suite struct JobTableTests {
+    static func job(_ id: String, age: Double, state: JobState = .queued) -> JobSnapshot {
+        JobSnapshot(
+            id: id, url: "https://example.com/\(id)", state: state, connections: 1, priority: 0,
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000 + age), requestedFilename: nil, expectedSHA256: nil, headers: [:]
+        )
+    }
+
+    @Test func jobsFromAnotherNodeTakeTheirPlaceByAgeAndEveryIndexFollows() {
+        let table = JobTable()
+        for (id, age) in [("a", 0.0), ("c", 2), ("e", 4)] { table[id] = Self.job(id, age: age, state: .paused) }
+        table.insertByAge(Self.job("d", age: 3))
+        table.insertByAge(Self.job("b", age: 1))
+        table.insertByAge(Self.job("f", age: 5, state: .failed))
+        #expect(table.orderedIDs == ["a", "b", "c", "d", "e", "f"])
+        #expect(table.list(states: nil, limit: 10, after: nil)?.map(\.id) == ["f", "e", "d", "c", "b", "a"])
+        #expect(table.list(states: [.paused], limit: 10, after: nil)?.map(\.id) == ["e", "c", "a"])
+        #expect(table.list(states: [.paused, .queued], limit: 2, after: "d")?.map(\.id) == ["c", "b"])
+        #expect(table.readyToStart(at: Date()).map(\.id) == ["b", "d"])
+        #expect(table.readyToStart(at: Date()).map(\.sequence) == [1, 3])
+        #expect(table.countsByState()[.paused] == 3 && table.countsByState()[.queued] == 2)
+        // A state change and a removal move the job between the indexes.
+        table["d"] = Self.job("d", age: 3, state: .paused)
+        table["c"] = nil
+        #expect(table.list(states: [.paused], limit: 10, after: nil)?.map(\.id) == ["e", "d", "a"])
+        #expect(table.jobs(in: [.queued]).map(\.id) == ["b"])
+        #expect(table.snapshot(limit: 3).map(\.id) == ["b", "d", "e"], "the newest live ones, oldest first")
+        #expect(table.countsByState()[.paused] == 3 && table.countsByState()[.queued] == 1 && table.count == 5)
+    }
+
+    @Test func manyRemovalsCompactWithoutLosingTheOrder() {
+        let table = JobTable()
+        for index in 0..<5000 { table["j\(index)"] = Self.job("j\(index)", age: Double(index), state: index % 2 == 0 ? .queued : .paused) }
+        for index in 0..<4000 { table["j\(index)"] = nil }
+        #expect(table.count == 1000)
+        #expect(table.orderedIDs.first == "j4000")
+        #expect(table.list(states: [.queued], limit: 2, after: nil)?.map(\.id) == ["j4998", "j4996"])
+        #expect(table.list(states: nil, limit: 1, after: "j4001")?.map(\.id) == ["j4000"])
+        #expect(table.readyToStart(at: Date()).first?.id == "j4000")
+    }
+}
