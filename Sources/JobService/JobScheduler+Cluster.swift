@@ -143,7 +143,8 @@ extension JobScheduler {
     /// Writes the progress of this node's runs, then stops those whose lease the store
     /// refused.
     func saveProgress() async {
-        guard let cluster else { return }
+        // A cancelled task would make its store calls in place, on this actor.
+        guard let cluster, !Task.isCancelled else { return }
         for (job, lease) in takeProgress() {
             do {
                 if try await StoreCalls.run({ try cluster.saveProgress(job, lease: lease) }) == false {
@@ -184,7 +185,7 @@ extension JobScheduler {
     }
 
     private func readChanges(full: Bool) async {
-        guard let cluster, storeAnswers else { return }
+        guard let cluster, storeAnswers, !Task.isCancelled else { return }
         let since = full ? nil : cursor
         let writesBefore = writeCount
         let recheck = Array(toRecheck)
@@ -349,8 +350,9 @@ extension JobScheduler {
     /// it did not answer are recorded first, before a rescue could take them back.
     func beat() async {
         runningGauge.record(running.count)
-        guard let cluster, !isShuttingDown, storeAnswers else { return }
-        await recordEndedRuns()
+        guard let cluster, !isShuttingDown, storeAnswers, !Task.isCancelled else { return }
+        // In the actor's turn after each call: bounded as a command's.
+        await StoreCallBudget.$current.withValue(StoreCallBudget(Self.claimBudget)) { await recordEndedRuns() }
         let held = Array(leases.values)
         do {
             let lost = try await StoreCalls.run { try cluster.heartbeat(running: held) }

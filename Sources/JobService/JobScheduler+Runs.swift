@@ -114,14 +114,24 @@ extension JobScheduler {
             // file was placed): honour it, unless a newer run exists, which picks the result
             // up itself.
             if case .success = outcome, running[id] == nil, let job = jobs[id], [.paused, .queued, .running].contains(job.state) {
-                await complete(id: id, outcome)
+                await completeBounded(id: id, outcome)
             } else {
                 releaseLease(id)
             }
             return
         }
         running[id] = nil
-        await complete(id: id, outcome)
+        await completeBounded(id: id, outcome)
+    }
+
+    /// Records a run's end with the store calls of a command's budget: this actor waits on
+    /// those made in its turn (a webhook's record, a read back), and a stalled store must not
+    /// hold it longer than a command may wait. An end the store does not take in time is
+    /// recorded by the heartbeat (`unrecordedRuns`).
+    private func completeBounded(id: String, _ outcome: Outcome) async {
+        await StoreCallBudget.$current.withValue(StoreCallBudget(Self.claimBudget)) {
+            await complete(id: id, outcome)
+        }
     }
 
     /// How long a job whose run found its store unavailable waits before it runs again.
