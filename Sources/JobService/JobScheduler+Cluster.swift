@@ -105,7 +105,8 @@ extension JobScheduler {
         leases[id] = nil
         leasesLostCounter.increment()
         stop(id)
-        try? refresh(id)
+        // In this actor's turn: bounded as a command's (the change feed reads it otherwise).
+        StoreCallBudget.$current.withValue(StoreCallBudget.current ?? StoreCallBudget(Self.claimBudget)) { try? refresh(id) }
     }
 
     /// Reads one job back from the store (another node changed it) and absorbs it, or its
