@@ -39,15 +39,6 @@ import Testing
         try JSONDecoder().decode(CreateJobRequest.self, from: Data(#"{"url":"\#(url)","paused":\#(paused)}"#.utf8))
     }
 
-    static func waitUntil(_ timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return try await condition()
-    }
-
     /// Issue 20: reads came through the scheduler's actor, which waited on its store: with
     /// the store frozen under a command, `GET /jobs/ID` waited as long as the store did.
     @Test func readsAreAnsweredWhileACommandWaitsOnAFrozenStore() async throws {
@@ -62,7 +53,7 @@ import Testing
                 // The resume writes the store: it waits, holding the scheduler.
                 let first = ids[0]
                 let resuming = Task { try await scheduler.resume(id: first) }
-                #expect(await Self.waitUntil(.seconds(5)) { store.waiting == 1 }, "the resume waits on the store")
+                #expect(await waitUntil(.seconds(5), every: .milliseconds(20)) { store.waiting == 1 }, "the resume waits on the store")
                 let start = ContinuousClock.now
                 for _ in 0..<50 {
                     #expect(scheduler.job(id: ids[1])?.state == .paused)
@@ -91,7 +82,7 @@ import Testing
                     #expect(try store.allJobs().first?.state == .running, "stored running by the creation's insert")
                     #expect(store.calls["insert"] == 1)
                     #expect(store.calls["update", default: 0] == 0, "no second write to start it")
-                    #expect(await Self.waitUntil { scheduler.job(id: created.id)?.state == .completed })
+                    #expect(await waitUntil(.seconds(20), every: .milliseconds(20)) { scheduler.job(id: created.id)?.state == .completed })
                     #expect(store.calls["checkpoint", default: 0] == 0, "no store read for a checkpoint a new job cannot have")
                 }
             }

@@ -23,7 +23,7 @@ import Testing
                         )
                     }
                     #expect(
-                        await JobServiceTests.waitUntil {
+                        await waitUntil(.seconds(20), every: .milliseconds(20)) {
                             ids.allSatisfy { scheduler.job(id: $0)?.state == .completed }
                         }
                     )

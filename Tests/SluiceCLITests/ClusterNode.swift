@@ -70,12 +70,7 @@ enum Cluster {
     /// Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
     @discardableResult
     static func waitUntil(_ timeout: Duration, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
+        try await SluiceTestSupport.waitUntil(timeout, condition)
     }
 
     /// Why the cluster's tests cannot run here, said once on standard error.
