@@ -28,13 +28,13 @@ extension JobScheduler {
     /// The claim runs in this actor's turn, so that a command right after the creation sees
     /// the job claimed (asked concurrently, a pause or edit could land between the claim's
     /// write and its start). It is bounded: by the request's budget when a request asked,
-    /// else by `claimBudget`; and none is asked while the store is known not to answer (the
+    /// else by `StoreCallBudget.request`; and none is asked while the store is known not to answer (the
     /// queue asks again when it does).
     func claimAndStart(free: Int) {
         guard let cluster, free > 0, !settings.paused, !isShuttingDown, storeAnswers else { return }
         let claimed: [ClaimedJob]
         do {
-            claimed = try StoreCallBudget.$current.withValue(StoreCallBudget.current ?? StoreCallBudget(Self.claimBudget)) {
+            claimed = try StoreCallBudget.bounded {
                 try cluster.claim(limit: free)
             }
         } catch {
@@ -56,9 +56,6 @@ extension JobScheduler {
             startDownload(job, claim: claim)
         }
     }
-
-    /// The longest a claim no request asked for holds this actor.
-    static let claimBudget: Duration = .seconds(2)
 
     /// Whether the store answered recently (`StoreHealth`): background store work waits
     /// while it does not.
@@ -106,7 +103,7 @@ extension JobScheduler {
         leasesLostCounter.increment()
         stop(id)
         // In this actor's turn: bounded as a command's (the change feed reads it otherwise).
-        StoreCallBudget.$current.withValue(StoreCallBudget.current ?? StoreCallBudget(Self.claimBudget)) { try? refresh(id) }
+        StoreCallBudget.bounded { try? refresh(id) }
     }
 
     /// Reads one job back from the store (another node changed it) and absorbs it, or its
@@ -201,7 +198,7 @@ extension JobScheduler {
             logger.warning("cannot read the cluster's changes: \(error)")
             return
         }
-        StoreCallBudget.$current.withValue(StoreCallBudget.current ?? StoreCallBudget(Self.claimBudget)) {
+        StoreCallBudget.bounded {
             absorb(changes, rechecked: rechecked, writesBefore: writesBefore)
         }
     }
@@ -353,7 +350,7 @@ extension JobScheduler {
         runningGauge.record(running.count)
         guard let cluster, !isShuttingDown, storeAnswers, !Task.isCancelled else { return }
         // In the actor's turn after each call: bounded as a command's.
-        await StoreCallBudget.$current.withValue(StoreCallBudget(Self.claimBudget)) { await recordEndedRuns() }
+        await StoreCallBudget.bounded { await recordEndedRuns() }
         let held = Array(leases.values)
         do {
             let lost = try await StoreCalls.run { try cluster.heartbeat(running: held) }

@@ -129,7 +129,7 @@ extension JobScheduler {
     /// hold it longer than a command may wait. An end the store does not take in time is
     /// recorded by the heartbeat (`unrecordedRuns`).
     private func completeBounded(id: String, _ outcome: Outcome) async {
-        await StoreCallBudget.$current.withValue(StoreCallBudget(Self.claimBudget)) {
+        await StoreCallBudget.bounded {
             await complete(id: id, outcome)
         }
     }

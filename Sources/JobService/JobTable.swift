@@ -175,9 +175,6 @@ public final class JobTable: Sendable {
     /// Every id, oldest first.
     public var orderedIDs: [String] { storage.withLock { $0.ids.compactMap { $0 } } }
 
-    /// Every job, oldest first.
-    public var ordered: [JobSnapshot] { storage.withLock { storage in storage.ids.compactMap { $0.flatMap { storage.byID[$0]?.job } } } }
-
     /// A job's place by age: larger is newer (for ordering, not counting).
     public func position(of id: String) -> Int? { storage.withLock { $0.byID[id]?.position } }
 

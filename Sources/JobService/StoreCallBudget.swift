@@ -27,6 +27,19 @@ public final class StoreCallBudget: Sendable {
         current.map { budget in max(.zero, budget.deadline.withLock { $0 } - ContinuousClock.now) }
     }
 
+    /// Runs `body` under the current budget, or under a new one of `request` when none is set:
+    /// the service's own work in its actor's turn (a claim, a run's end, a read back) holds
+    /// the actor no longer than a command may wait.
+    public static func bounded<T>(_ body: () throws -> T) rethrows -> T {
+        try $current.withValue(current ?? StoreCallBudget(request), operation: body)
+    }
+
+    public static func bounded<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async rethrows -> T {
+        try await $current.withValue(current ?? StoreCallBudget(request), operation: body, isolation: isolation)
+    }
+
     /// A full budget again, after a wait that was not the store's.
     public static func renew() {
         guard let budget = current else { return }
