@@ -47,7 +47,7 @@ extension JobScheduler {
         let free = settings.maxActive - running.count - held
         // No slot free, or the queue paused: nothing starts, and the queue is not read.
         guard free > 0, !settings.paused else { return }
-        let ready = jobs.readyToStart(at: Date()).filter { !editing.contains($0.id) }
+        let ready = jobs.readyToStart(at: configuration.clock.now()).filter { !editing.contains($0.id) }
         if cluster != nil {
             if !ready.isEmpty { claimAndStart(free: free) }
             return

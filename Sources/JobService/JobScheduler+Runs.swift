@@ -98,11 +98,11 @@ extension JobScheduler {
         job.eta = progress.eta
         job.resumable = progress.resumable
         if let name = progress.fileName { job.filename = name }
-        job.updatedAt = Date()
+        job.updatedAt = configuration.clock.now()
         jobs[id] = job
         storeProgress(job)
         // At most one progress event per job every 250 ms (CONTRACT §3), whatever the engine's pace.
-        let now = ContinuousClock.now
+        let now = configuration.clock.elapsed()
         if let last = lastProgressEvent[id], now - last < .milliseconds(240) { return }
         lastProgressEvent[id] = now
         events.publish(.job(job))
@@ -153,7 +153,7 @@ extension JobScheduler {
             job.sha256 = result.sha256
             job.bytesDone = result.bytes
             job.bytesTotal = result.bytes
-            job.completedAt = Date()
+            job.completedAt = configuration.clock.now()
             job.error = nil
         case .failure(is CancellationError):
             releaseLease(id)
@@ -167,7 +167,7 @@ extension JobScheduler {
             _ = lifecycle.retryScheduled()
             job.state = lifecycle.state
             if job.state == .queued {
-                job.retryAt = Date().addingTimeInterval(Double(later.delay.components.seconds))
+                job.retryAt = configuration.clock.now().addingTimeInterval(Double(later.delay.components.seconds))
                 retryFailures[id] = later.failures
             }
         case .failure(let error as SluiceError) where error.code == .storeUnavailable:
@@ -176,7 +176,7 @@ extension JobScheduler {
             logger.warning("job \(id) goes back to the queue until its store answers: \(error)")
             _ = lifecycle.retryScheduled()
             job.state = lifecycle.state
-            if job.state == .queued { job.retryAt = Date().addingTimeInterval(Self.storeRetryDelay) }
+            if job.state == .queued { job.retryAt = configuration.clock.now().addingTimeInterval(Self.storeRetryDelay) }
         case .failure(let error):
             // Anything that is not a SluiceError is unexpected: a fixed message for API
             // users, the details in the log.
@@ -190,7 +190,7 @@ extension JobScheduler {
         job.speed = 0
         job.eta = nil
         job.node = nil
-        job.updatedAt = Date()
+        job.updatedAt = configuration.clock.now()
         if let cluster, let lease = leases.removeValue(forKey: id) {
             unsavedProgress[id] = nil
             noteControlWrite(id)

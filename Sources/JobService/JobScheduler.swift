@@ -89,7 +89,8 @@ public actor JobScheduler {
     var stopping: [String: Task<Outcome, Never>] = [:]
     var generation = 0
     var isShuttingDown = false
-    var lastProgressEvent: [String: ContinuousClock.Instant] = [:]
+    /// When each job's last progress event went, on the configuration's clock.
+    var lastProgressEvent: [String: Duration] = [:]
     /// Consecutive failures of jobs that gave their slot back to wait out a `Retry-After`.
     var retryFailures: [String: Int] = [:]
     /// Jobs an edit is working on (it may be waiting for a checkpoint or a probe): not
@@ -257,7 +258,7 @@ public actor JobScheduler {
     public func create(_ request: CreateJobRequest, idempotencyKey: String? = nil) throws -> (job: JobSnapshot, replayed: Bool) {
         if let idempotencyKey {
             try IdempotencyKey.validate(idempotencyKey)
-            let since = Date().addingTimeInterval(-IdempotencyKey.lifetime)
+            let since = configuration.clock.now().addingTimeInterval(-IdempotencyKey.lifetime)
             if let id = try repository.jobID(idempotencyKey: idempotencyKey, since: since), let job = jobs[id] {
                 return (job, true)
             }
@@ -274,7 +275,7 @@ public actor JobScheduler {
         if let unknown = JobDependencies.unknown(in: request.after, exists: { jobs[$0] != nil }) {
             throw SluiceError(.invalidField, "after names no job \(unknown)", field: "after")
         }
-        let now = Date()
+        let now = configuration.clock.now()
         var job = JobSnapshot(
             id: Self.newID(), url: request.url, state: request.paused ? .paused : .queued,
             connections: request.connections, priority: request.priority, createdAt: now,
@@ -486,7 +487,7 @@ public actor JobScheduler {
                 job.eta = nil
                 job.node = nil
             }
-            job.updatedAt = Date()
+            job.updatedAt = configuration.clock.now()
         }
         // In a cluster the store decides first: a store that cannot be written changes
         // nothing (503), and a job another node changed first is read again (409).
@@ -518,7 +519,7 @@ public actor JobScheduler {
     @discardableResult
     func update(_ job: JobSnapshot) -> Bool {
         var job = job
-        job.updatedAt = Date()
+        job.updatedAt = configuration.clock.now()
         let seen = jobs[job.id]?.state
         jobs[job.id] = job
         events.publish(.job(job))
@@ -554,9 +555,9 @@ public actor JobScheduler {
     func scheduleWakeUp() {
         wakeUp?.cancel()
         guard let earliest = jobs.earliestRetry else { return }
-        let delay = max(0, earliest.timeIntervalSinceNow)
+        let clock = configuration.clock
         wakeUp = Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 10))
+            do { try await clock.sleep(until: earliest.addingTimeInterval(0.01)) } catch { return }
             guard !Task.isCancelled else { return }
             await self?.wake()
         }

@@ -87,7 +87,7 @@ public final class WebhookDispatcher: Sendable {
         var urls: [String] = []
         for url in [configuration.url, job.notify].compactMap({ $0 }) where !urls.contains(url) { urls.append(url) }
         let body = WebhookDelivery.body(event: event, job: job)
-        let now = Date()
+        let now = clock.now()
         return urls.map {
             WebhookDelivery(id: UUID().uuidString.lowercased(), jobID: job.id, event: event, url: $0, body: body, createdAt: now)
         }
@@ -112,7 +112,7 @@ public final class WebhookDispatcher: Sendable {
                 await wake.wait(upTo: .seconds(5), sleep: clock.sleep)
                 continue
             }
-            let now = Date()
+            let now = clock.now()
             let due = pending.filter { ($0.nextAttemptAt ?? now) <= now }.prefix(configuration.concurrency)
             if !due.isEmpty {
                 let allSaved = await withTaskGroup(of: Bool.self) { group in
@@ -135,7 +135,7 @@ public final class WebhookDispatcher: Sendable {
                 continue
             }
             let next = pending.compactMap(\.nextAttemptAt).min()
-            var wait = next.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1000) + 1) }
+            var wait = next.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSince(now)) * 1000) + 1) }
             if let longest = longestWait { wait = min(wait ?? longest, longest) }
             await wake.wait(upTo: wait, sleep: clock.sleep)
         }
@@ -167,7 +167,7 @@ public final class WebhookDispatcher: Sendable {
         if Task.isCancelled, status == nil { return true }
         if let status, !(200..<300).contains(status) { failure = "the receiver answered \(status)" }
         delivery.attempted(
-            status: status, error: failure, at: Date(), schedule: configuration.schedule, jitter: Double.random(in: 0..<1)
+            status: status, error: failure, at: clock.now(), schedule: configuration.schedule, jitter: Double.random(in: 0..<1)
         )
         let outcome = delivery.state == .delivered ? "delivered" : delivery.state == .failed ? "failed" : "retried"
         outcomes[outcome]?.increment()
@@ -186,14 +186,17 @@ public final class WebhookDispatcher: Sendable {
     }
 
     /// The headers of an attempt, signed now when there is a secret.
-    func headers(for delivery: WebhookDelivery, at time: Date = Date()) -> [(String, String)] {
+    func headers(for delivery: WebhookDelivery, at time: Date? = nil) -> [(String, String)] {
         var headers = [
             ("Content-Type", "application/json"), ("User-Agent", "sluice"),
             ("Sluice-Event", delivery.event.rawValue), ("Sluice-Delivery", delivery.id),
         ]
         if let secret = configuration.secret {
             headers.append(
-                ("Sluice-Signature", Self.signature(secret: secret, timestamp: Int64(time.timeIntervalSince1970), body: delivery.body)))
+                (
+                    "Sluice-Signature",
+                    Self.signature(secret: secret, timestamp: Int64((time ?? clock.now()).timeIntervalSince1970), body: delivery.body)
+                ))
         }
         return headers
     }

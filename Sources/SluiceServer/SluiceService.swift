@@ -100,7 +100,7 @@ public func buildService(
     }
     let webhooks = WebhookDispatcher(
         configuration: .init(url: configuration.webhookURL, secret: configuration.webhookSecret, schedule: configuration.webhookSchedule),
-        repository: repository, client: client, metrics: metrics, logger: logger
+        repository: repository, client: client, clock: configuration.clock, metrics: metrics, logger: logger
     )
     let storeHealth = StoreHealth(repository: repository)
     let scheduler = try JobScheduler(

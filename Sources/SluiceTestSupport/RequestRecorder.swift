@@ -35,6 +35,9 @@ public final class RequestRecorder: Sendable {
     /// body is sent): with one request per connection at a time, the most connections busy.
     public var maximumConcurrent: Int { concurrency.withLock { $0.maximum } }
 
+    /// Requests the origin is answering now.
+    public var inFlight: Int { concurrency.withLock { $0.now } }
+
     func started() {
         concurrency.withLock {
             $0.now += 1

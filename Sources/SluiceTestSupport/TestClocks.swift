@@ -59,3 +59,72 @@ public final class VirtualClock: Clock, @unchecked Sendable {
     /// Every wait asked for, in the order asked.
     public var requestedWaits: [Duration] { state.withLock { $0.waits } }
 }
+
+/// A clock that moves only when the test moves it (`advance(by:)`): a wait on it ends when
+/// the test has moved the clock to its deadline, never before. For rules about long times
+/// (a `Retry-After` of an hour, a webhook's retries): the test says when that time has come.
+public final class ManualClock: Clock, @unchecked Sendable {
+    public typealias Instant = FastClock.Instant
+
+    private struct Sleeper {
+        var id: UInt64
+        var deadline: Duration
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now: Duration = .zero
+        var sleepers: [Sleeper] = []
+        var cancelled: Set<UInt64> = []
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public var now: Instant { Instant(offset: state.withLock { $0.now }) }
+    public var minimumResolution: Duration { .nanoseconds(1) }
+
+    /// How many waits are under way.
+    public var sleeping: Int { state.withLock { $0.sleepers.count } }
+
+    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resume: Result<Void, any Error>? = state.withLock { state in
+                    if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
+                    if deadline.offset <= state.now { return .success(()) }
+                    state.sleepers.append(Sleeper(id: id, deadline: deadline.offset, continuation: continuation))
+                    return nil
+                }
+                if let resume { continuation.resume(with: resume) }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { state -> Sleeper? in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else {
+                    state.cancelled.insert(id)
+                    return nil
+                }
+                return state.sleepers.remove(at: index)
+            }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves the clock on by `duration`, ending every wait whose deadline it reaches.
+    public func advance(by duration: Duration) {
+        let due = state.withLock { state -> [Sleeper] in
+            state.now += duration
+            let now = state.now
+            let due = state.sleepers.filter { $0.deadline <= now }
+            state.sleepers.removeAll { $0.deadline <= now }
+            return due
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+}

@@ -278,6 +278,35 @@ import SluiceAPI
         }
     }
 
+    /// The service's clock decides when a parked job tries again: an hour's `Retry-After`
+    /// (capped at ten minutes) is waited out on a manual clock, which the test moves.
+    @Test func aParkedJobTriesAgainWhenTheServicesClockReachesItsRetryAt() async throws {
+        let clock = ManualClock()
+        try await ServiceHarness.with(
+            maxActive: 1,
+            configure: {
+                $0.clock = ElapsedClock(clock)
+                $0.releaseSlotAfter = .seconds(2)
+            }
+        ) { (service: ServiceHarness) async throws in
+            let url = service.testdata("/testdata/64K?status=503&times=1&retry=3600")
+            let id = try await service.create(["url": url])["id"] as! String
+            let parked = try await service.waitFor(id) { $0["state"] as? String == "queued" && $0["retryAt"] as? String != nil }
+            let retryAt = try #require(ISO8601DateFormatter().date(from: parked["retryAt"] as! String))
+            let created = try #require(ISO8601DateFormatter().date(from: parked["createdAt"] as! String))
+            // Ten minutes on the service's clock, which has not moved.
+            #expect(abs(retryAt.timeIntervalSince(created) - 600) < 2, "\(retryAt) after \(created)")
+            // Its wake-up waits on the clock; a minute short of the time, it still waits.
+            try await service.eventually("the wake-up waits on the clock") { clock.sleeping > 0 }
+            clock.advance(by: .seconds(540))
+            #expect(clock.sleeping > 0)
+            #expect(try await service.job(id)["state"] as? String == "queued")
+            clock.advance(by: .seconds(61))
+            let done = try await service.waitFor(id) { $0["state"] as? String == "completed" }
+            #expect(done["retryAt"] is NSNull)
+        }
+    }
+
     func withService<T: Sendable>(data: String, _ body: @escaping @Sendable (ServiceHarness) async throws -> T) async throws -> T {
         let result = Mutex<T?>(nil)
         try await ServiceHarness.with(maxActive: 1, dataDirectory: data, configure: { $0.releaseSlotAfter = .seconds(2) }) { service in

@@ -196,11 +196,16 @@ struct ClusterTests {
                     let stopped = try await Cluster.waitUntil(.seconds(1)) { try await b.job(id)["state"] as? String == "paused" }
                     #expect(stopped)
                     let stoppedAfter = ContinuousClock.now - paused
-                    try await Task.sleep(until: paused + .seconds(1))
+                    // b's connections end; then the cluster runs another job to its end, and b fetched
+                    // nothing more of the paused one meanwhile.
+                    #expect(try await Cluster.waitUntil(.seconds(5)) { recorder.inFlight == 0 })
                     let sent = recorder.bytesSent(pathPrefix: path)
-                    try await Task.sleep(for: .seconds(1))
+                    let requests = recorder.all.filter { $0.path.hasPrefix(path) }.count
+                    let other = try await b.create("http://127.0.0.1:\(port)/testdata/64K?seed=6")
+                    #expect(try await Cluster.waitUntil(.seconds(10)) { try await b.job(other)["state"] as? String == "completed" })
                     #expect(recorder.bytesSent(pathPrefix: path) == sent)
-                    print("cluster[pause]: paused on a, b showed it paused \(stoppedAfter) after the call; no byte fetched from 1 s to 2 s")
+                    #expect(recorder.all.filter { $0.path.hasPrefix(path) }.count == requests)
+                    print("cluster[pause]: paused on a, b showed it paused \(stoppedAfter) after the call; nothing fetched after it")
                 }
             }
         }
