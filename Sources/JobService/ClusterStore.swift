@@ -112,6 +112,8 @@ public protocol ClusterStore: JobRepository {
     func claim(limit: Int) throws -> [ClaimedJob]
     /// Progress of a run (at most once a second per job); renews its lease.
     func saveProgress(_ job: JobSnapshot, lease: Lease) throws -> Bool
+    /// The progress of several runs in one transaction; the ids whose lease was refused.
+    func saveProgress(_ runs: [(job: JobSnapshot, lease: Lease)]) throws -> [String]
     /// A run's checkpoint (nil removes it); renews its lease.
     func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease) throws -> Bool
     /// How a run ended (completed, failed, back to the queue), and the lease given up.

@@ -26,6 +26,9 @@ public protocol JobRepository: Sendable {
     func checkpoint(id: String) throws -> DownloadCheckpoint?
     /// Saves a checkpoint and the bytes it covers in one transaction.
     func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws
+    /// Saves several jobs' checkpoints (nil clears one), in order, in one transaction: the
+    /// runs of many jobs cost one commit (`CheckpointWriter`).
+    func saveCheckpoints(_ writes: [CheckpointWrite]) throws
 
     /// Stores new webhook deliveries (in one transaction) or a delivery's new state.
     func saveDeliveries(_ deliveries: [WebhookDelivery]) throws
@@ -37,26 +40,49 @@ public protocol JobRepository: Sendable {
     func ping() throws
 }
 
+/// One job's checkpoint to save, or to clear (nil).
+public struct CheckpointWrite: Sendable, Equatable {
+    public var id: String
+    public var checkpoint: DownloadCheckpoint?
+
+    public init(id: String, checkpoint: DownloadCheckpoint?) {
+        self.id = id
+        self.checkpoint = checkpoint
+    }
+}
+
 extension JobRepository {
     public func insert(_ job: JobSnapshot) throws { try insert(job, idempotencyKey: nil) }
     public func delete(id: String) throws { try delete(id: id, deliveries: []) }
+
+    /// One save after another; a store that can do better commits them together.
+    public func saveCheckpoints(_ writes: [CheckpointWrite]) throws {
+        for write in writes { try saveCheckpoint(write.checkpoint, id: write.id) }
+    }
 }
 
-/// The engine's checkpoint protocol for one job, on the job store.
+/// The engine's checkpoint protocol for one job, on the job store: its saves go through the
+/// service's `CheckpointWriter`, which commits every job's pending saves together.
 public struct JobCheckpointStore: CheckpointStore {
     let repository: any JobRepository
+    let writer: CheckpointWriter?
     let id: String
 
-    public init(repository: any JobRepository, id: String) {
+    /// With no writer, each save is a transaction of its own.
+    public init(repository: any JobRepository, id: String, writer: CheckpointWriter? = nil) {
         self.repository = repository
         self.id = id
+        self.writer = writer
     }
 
     public func load() async throws -> DownloadCheckpoint? { try await Self.offLoop { try repository.checkpoint(id: id) } }
-    public func save(_ checkpoint: DownloadCheckpoint) async throws {
-        try await Self.offLoop { try repository.saveCheckpoint(checkpoint, id: id) }
+    public func save(_ checkpoint: DownloadCheckpoint) async throws { try await write(checkpoint) }
+    public func remove() async throws { try await write(nil) }
+
+    private func write(_ checkpoint: DownloadCheckpoint?) async throws {
+        if let writer { return try await writer.save(checkpoint, id: id) }
+        try await Self.offLoop { [repository, id] in try repository.saveCheckpoint(checkpoint, id: id) }
     }
-    public func remove() async throws { try await Self.offLoop { try repository.saveCheckpoint(nil, id: id) } }
 
     /// A store write waits for the disk (SQLite syncs its log) or the network: on the store's
     /// threads (`StoreCalls`), not on the data-plane loop the download runs on, whose other

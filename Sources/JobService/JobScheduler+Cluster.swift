@@ -143,15 +143,14 @@ extension JobScheduler {
     func saveProgress() async {
         // A cancelled task would make its store calls in place, on this actor.
         guard let cluster, !Task.isCancelled else { return }
-        for (job, lease) in takeProgress() {
-            do {
-                if try await StoreCalls.run({ try cluster.saveProgress(job, lease: lease) }) == false {
-                    leaseLost(id: job.id, epoch: lease.epoch)
-                }
-            } catch {
-                logger.warning("cannot save the progress of job \(job.id): \(error)")
-                return
-            }
+        let runs = takeProgress()
+        guard !runs.isEmpty else { return }
+        do {
+            // Every run's progress in one transaction.
+            let refused = Set(try await StoreCalls.run { try cluster.saveProgress(runs) })
+            for (job, lease) in runs where refused.contains(job.id) { leaseLost(id: job.id, epoch: lease.epoch) }
+        } catch {
+            logger.warning("cannot save the progress of \(runs.count) job(s): \(error)")
         }
     }
 

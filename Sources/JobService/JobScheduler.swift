@@ -56,6 +56,8 @@ public actor JobScheduler {
 
     let configuration: Configuration
     let repository: any JobRepository
+    /// Commits the checkpoints of every run here together (group commit).
+    let checkpointWriter: CheckpointWriter
     /// The shared store when this node is one of a cluster's; nil for a single node.
     let cluster: (any ClusterStore)?
     public nonisolated let nodeName: String
@@ -146,6 +148,7 @@ public actor JobScheduler {
         self.configuration = configuration
         self.storeHealth = storeHealth
         self.repository = repository
+        self.checkpointWriter = CheckpointWriter(repository: repository)
         let cluster = repository as? any ClusterStore
         self.cluster = cluster
         self.nodeName = cluster?.nodeName ?? configuration.nodeName

@@ -209,15 +209,23 @@ public final class SQLiteJobRepository: JobRepository {
     }
 
     public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws {
-        let text = try checkpoint.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        try saveCheckpoints([CheckpointWrite(id: id, checkpoint: checkpoint)])
+    }
+
+    /// Every write in one transaction: one commit (one sync of the log) for all of them.
+    public func saveCheckpoints(_ writes: [CheckpointWrite]) throws {
+        let encoder = JSONEncoder()
+        let texts = try writes.map { write in try write.checkpoint.map { String(decoding: try encoder.encode($0), as: UTF8.self) } }
         try write { db in
-            if let checkpoint {
-                try db.execute(
-                    sql: "UPDATE job SET checkpoint = ?, bytesDone = ?, bytesTotal = COALESCE(?, bytesTotal) WHERE id = ?",
-                    arguments: [text, checkpoint.writtenBytes, checkpoint.totalBytes, id]
-                )
-            } else {
-                try db.execute(sql: "UPDATE job SET checkpoint = NULL WHERE id = ?", arguments: [id])
+            for (write, text) in zip(writes, texts) {
+                if let checkpoint = write.checkpoint {
+                    try db.execute(
+                        sql: "UPDATE job SET checkpoint = ?, bytesDone = ?, bytesTotal = COALESCE(?, bytesTotal) WHERE id = ?",
+                        arguments: [text, checkpoint.writtenBytes, checkpoint.totalBytes, write.id]
+                    )
+                } else {
+                    try db.execute(sql: "UPDATE job SET checkpoint = NULL WHERE id = ?", arguments: [write.id])
+                }
             }
         }
     }

@@ -57,6 +57,18 @@ extension PostgresJobRepository {
     }
 
     public func saveProgress(_ job: JobSnapshot, lease: Lease) throws -> Bool {
+        try saveProgress([(job, lease)]).isEmpty
+    }
+
+    /// One transaction, one commit, for every run's progress.
+    public func saveProgress(_ runs: [(job: JobSnapshot, lease: Lease)]) throws -> [String] {
+        guard !runs.isEmpty else { return [] }
+        return try connections.transaction { connection in
+            try runs.compactMap { job, lease in try saveProgress(job, lease: lease, on: connection) ? nil : lease.jobID }
+        }
+    }
+
+    private func saveProgress(_ job: JobSnapshot, lease: Lease, on connection: PostgresConnection) throws -> Bool {
         let result = try connections.run(
             """
             UPDATE job SET bytes_done = \(job.bytesDone), bytes_total = \(job.bytesTotal), speed = \(job.speed),
@@ -64,7 +76,7 @@ extension PostgresJobRepository {
                 updated_at = \(job.updatedAt.timeIntervalSince1970),
                 lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
             WHERE id = \(lease.jobID) AND owner = \(lease.owner) AND epoch = \(lease.epoch)
-            """
+            """, on: connection
         )
         return (result.metadata.rows ?? 0) > 0
     }

@@ -93,6 +93,19 @@ final class InMemoryJobRepository: JobRepository {
         }
     }
 
+    func saveCheckpoints(_ writes: [CheckpointWrite]) throws {
+        call("saveCheckpoints") { storage in
+            for write in writes {
+                guard let index = storage.jobs.firstIndex(where: { $0.job.id == write.id }) else { continue }
+                storage.jobs[index].checkpoint = write.checkpoint
+                if let checkpoint = write.checkpoint {
+                    storage.jobs[index].job.bytesDone = checkpoint.writtenBytes
+                    if let total = checkpoint.totalBytes { storage.jobs[index].job.bytesTotal = total }
+                }
+            }
+        }
+    }
+
     func saveDeliveries(_ deliveries: [WebhookDelivery]) throws {
         call("saveDeliveries") { storage in
             for delivery in deliveries {

@@ -156,6 +156,26 @@ import Testing
         }
     }
 
+    @Test(arguments: Store.allCases) func aBatchOfCheckpointsIsSavedInItsOrder(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            try store.insert(Self.job("a"))
+            try store.insert(Self.job("b", second: 1))
+            let early = DownloadCheckpoint(url: "https://example.com/a.iso", totalBytes: 1000, acceptsRanges: true, written: [0..<100])
+            let later = DownloadCheckpoint(url: "https://example.com/a.iso", totalBytes: 1000, acceptsRanges: true, written: [0..<400])
+            let other = DownloadCheckpoint(url: "https://example.com/b.iso", totalBytes: 2000, acceptsRanges: true, written: [0..<50])
+            try store.saveCheckpoints([
+                CheckpointWrite(id: "a", checkpoint: early), CheckpointWrite(id: "b", checkpoint: other),
+                CheckpointWrite(id: "a", checkpoint: later), CheckpointWrite(id: "gone", checkpoint: early),
+            ])
+            #expect(try store.checkpoint(id: "a") == later)
+            #expect(try store.checkpoint(id: "b") == other)
+            #expect(try store.allJobs().map(\.bytesDone) == [400, 50])
+            try store.saveCheckpoints([CheckpointWrite(id: "b", checkpoint: nil), CheckpointWrite(id: "a", checkpoint: early)])
+            #expect(try store.checkpoint(id: "b") == nil)
+            #expect(try store.checkpoint(id: "a") == early)
+        }
+    }
+
     @Test(arguments: Store.allCases) func anIdempotencyKeyNamesItsJobForItsLifetime(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
             try store.insert(Self.job("a"), idempotencyKey: "key-1")
