@@ -103,6 +103,7 @@ let package = Package(
             dependencies: [
                 "SluiceCore",
                 "DownloadEngine",
+                "SluiceSystem",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 public import DownloadEngine
 import Foundation
 public import Logging
+import SluiceSystem
 import Synchronization
 public import Metrics
 public import SluiceCore
@@ -187,6 +188,10 @@ public actor JobScheduler {
             }
         }
         jobs.load(loaded)
+        loaded = []
+        // Loading read every row once: give the memory that went back to the heap back to the
+        // system, so that a restart's peak does not stay the service's size.
+        HeapTrim.releaseFreeMemory()
     }
 
     /// Starts what the previous run left queued or running.

@@ -135,9 +135,14 @@ public final class WebhookDispatcher: Sendable {
                 continue
             }
             let next = pending.compactMap(\.nextAttemptAt).min()
-            var wait = next.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSince(now)) * 1000) + 1) }
-            if let longest = longestWait { wait = min(wait ?? longest, longest) }
-            await wake.wait(upTo: wait, sleep: clock.sleep)
+            let wait = next.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSince(now)) * 1000) + 1) }
+            if let longest = longestWait, wait.map({ $0 >= longest }) ?? true {
+                // The poll for deliveries other nodes stored bounds a real wait (real time);
+                // a retry's time is a rule (the service's clock).
+                await wake.wait(upTo: longest, sleep: { try await Task.sleep(for: $0) })
+            } else {
+                await wake.wait(upTo: wait, sleep: clock.sleep)
+            }
         }
     }
 

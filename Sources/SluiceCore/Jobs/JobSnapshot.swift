@@ -3,6 +3,7 @@ public import Foundation
 /// A job as the API returns it, the store persists it and the dashboard renders it.
 /// Runtime handles (tasks, clients, files) never live here.
 public struct JobSnapshot: Sendable, Equatable, Decodable {
+    // What every job has and the queue reads often, inline.
     public var id: String
     public var url: String
     public var state: JobState
@@ -13,37 +14,136 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     public var eta: Double?
     public var connections: Int
     public var resumable: Bool
-    /// The digest of the finished file (after completion).
-    public var sha256: String?
-    /// The path relative to `documents/` (after completion).
-    public var path: String?
-    public var error: JobError?
     public var priority: Int
     public var createdAt: Date
     public var updatedAt: Date
-    public var completedAt: Date?
     /// A queued job waiting out a remote's `Retry-After`: when it may start again. It
     /// gave its slot back meanwhile.
     public var retryAt: Date?
-    /// Jobs that must complete before this one starts.
-    public var after: [String] = []
-    /// Those of `after` not completed yet (empty once the job has started).
-    public var waitingFor: [String] = []
-    /// Bytes per second for this job, under the queue's limit; nil for none.
-    public var limitRate: Int64?
-    /// A webhook URL told when this job ends or goes, besides `--webhook`'s.
-    public var notify: String?
-    /// The proxy this job's connections go through, instead of the service's.
-    public var proxy: String?
     /// Whether the remote's TLS certificate goes unverified (`"insecure": true`).
     public var insecure = false
+    /// What a job may have and most jobs do not (`Extras`): one box shared, unchanged, by
+    /// every job that has none of it, copied on write. A service holding 200,000 live jobs
+    /// keeps these fields' 200-odd bytes only for the jobs that set one.
+    private var extras = Extras.none
+
+    /// The digest of the finished file (after completion).
+    public var sha256: String? {
+        get { extras.sha256 }
+        set { setExtra(\.sha256, newValue) }
+    }
+    /// The path relative to `documents/` (after completion).
+    public var path: String? {
+        get { extras.path }
+        set { setExtra(\.path, newValue) }
+    }
+    public var error: JobError? {
+        get { extras.error }
+        set { setExtra(\.error, newValue) }
+    }
+    public var completedAt: Date? {
+        get { extras.completedAt }
+        set { setExtra(\.completedAt, newValue) }
+    }
+    /// Jobs that must complete before this one starts.
+    public var after: [String] {
+        get { extras.after }
+        set { setExtra(\.after, newValue) }
+    }
+    /// Those of `after` not completed yet (empty once the job has started).
+    public var waitingFor: [String] {
+        get { extras.waitingFor }
+        set { setExtra(\.waitingFor, newValue) }
+    }
+    /// Bytes per second for this job, under the queue's limit; nil for none.
+    public var limitRate: Int64? {
+        get { extras.limitRate }
+        set { setExtra(\.limitRate, newValue) }
+    }
+    /// A webhook URL told when this job ends or goes, besides `--webhook`'s.
+    public var notify: String? {
+        get { extras.notify }
+        set { setExtra(\.notify, newValue) }
+    }
+    /// The proxy this job's connections go through, instead of the service's.
+    public var proxy: String? {
+        get { extras.proxy }
+        set { setExtra(\.proxy, newValue) }
+    }
     /// The node running the job, in a cluster (`--store postgres://…`); nil otherwise.
-    public var node: String?
+    public var node: String? {
+        get { extras.node }
+        set { setExtra(\.node, newValue) }
+    }
 
     // Not in the JSON: what the job was created with.
-    public var requestedFilename: String?
-    public var expectedSHA256: String?
-    public var headers: [String: String]
+    public var requestedFilename: String? {
+        get { extras.requestedFilename }
+        set { setExtra(\.requestedFilename, newValue) }
+    }
+    public var expectedSHA256: String? {
+        get { extras.expectedSHA256 }
+        set { setExtra(\.expectedSHA256, newValue) }
+    }
+    public var headers: [String: String] {
+        get { extras.headers }
+        set { setExtra(\.headers, newValue) }
+    }
+
+    /// Sets one of the extra fields, copying them first unless this job alone holds them; a
+    /// value the job already has changes nothing (and copies nothing).
+    private mutating func setExtra<Value: Equatable>(_ field: ReferenceWritableKeyPath<Extras, Value>, _ value: Value) {
+        guard extras[keyPath: field] != value else { return }
+        if !isKnownUniquelyReferenced(&extras) { extras = extras.copy() }
+        extras[keyPath: field] = value
+    }
+
+    /// The fields a job may leave unset, in a box of their own (copy on write: changed only
+    /// through `setExtra`, when one job holds it). `none` is every job's until it sets one.
+    private final class Extras: Equatable, @unchecked Sendable {
+        static let none = Extras()
+
+        var sha256: String?
+        var path: String?
+        var error: JobError?
+        var completedAt: Date?
+        var after: [String] = []
+        var waitingFor: [String] = []
+        var limitRate: Int64?
+        var notify: String?
+        var proxy: String?
+        var node: String?
+        var requestedFilename: String?
+        var expectedSHA256: String?
+        var headers: [String: String] = [:]
+
+        func copy() -> Extras {
+            let copy = Extras()
+            copy.sha256 = sha256
+            copy.path = path
+            copy.error = error
+            copy.completedAt = completedAt
+            copy.after = after
+            copy.waitingFor = waitingFor
+            copy.limitRate = limitRate
+            copy.notify = notify
+            copy.proxy = proxy
+            copy.node = node
+            copy.requestedFilename = requestedFilename
+            copy.expectedSHA256 = expectedSHA256
+            copy.headers = headers
+            return copy
+        }
+
+        static func == (lhs: Extras, rhs: Extras) -> Bool {
+            lhs === rhs
+                || (lhs.sha256 == rhs.sha256 && lhs.path == rhs.path && lhs.error == rhs.error && lhs.completedAt == rhs.completedAt
+                    && lhs.after == rhs.after && lhs.waitingFor == rhs.waitingFor && lhs.limitRate == rhs.limitRate
+                    && lhs.notify == rhs.notify && lhs.proxy == rhs.proxy && lhs.node == rhs.node
+                    && lhs.requestedFilename == rhs.requestedFilename && lhs.expectedSHA256 == rhs.expectedSHA256
+                    && lhs.headers == rhs.headers)
+        }
+    }
 
     public struct JobError: Sendable, Equatable, Codable {
         public var code: String
@@ -70,9 +170,9 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         self.priority = priority
         self.createdAt = createdAt
         self.updatedAt = createdAt
-        self.requestedFilename = requestedFilename
-        self.expectedSHA256 = expectedSHA256
-        self.headers = headers
+        if requestedFilename != nil { self.requestedFilename = requestedFilename }
+        if expectedSHA256 != nil { self.expectedSHA256 = expectedSHA256 }
+        if !headers.isEmpty { self.headers = headers }
     }
 
     /// 0...1, 1 when completed, nil while the size is unknown.
