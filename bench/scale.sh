@@ -37,6 +37,11 @@
 #   REQUESTS=50         timed requests of each kind in (2) and (5)
 #   EVENTS_SECONDS=3    how long (3) reads /events
 #   CREATE_CONNECTIONS=1  connections that create at once in (1)
+#   FINISHED=0          before the restart (5), this many completed jobs are written straight
+#                       into the stopped service's SQLite store (python3's sqlite3: the API
+#                       cannot make finished jobs), older than the paused ones: the restart and
+#                       the reads after it then run with them in the store (issue 20: "1,000,000
+#                       finished jobs in the store change none of these by more than 2x")
 #   QUIET_WAIT=300      before each measurement, wait up to this many seconds for an idle machine
 #   OUT=FILE            also write the markdown results to FILE
 #   KEEP_TMP=1          keep the temp dir      TMPDIR=DIR  where it goes (default /var/tmp)
@@ -50,6 +55,7 @@ JOBS=${JOBS:-200000}
 REQUESTS=${REQUESTS:-50}
 EVENTS_SECONDS=${EVENTS_SECONDS:-3}
 CREATE_CONNECTIONS=${CREATE_CONNECTIONS:-1}
+FINISHED=${FINISHED:-0}
 
 require_tools curl python3
 resolve_sluice
@@ -241,6 +247,21 @@ STOP_START=$(now_ns)
 stop_sluice
 STOP_MS=$((($(now_ns) - STOP_START) / 1000000))
 log "(5) SIGTERM to exit: $STOP_MS ms; starting again on the same data dir"
+if ((FINISHED > 0)); then
+  python3 - "$DATA/sluice.sqlite" "$FINISHED" <<'PYEOF'
+import sqlite3, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+db = sqlite3.connect(path)
+first = db.execute("SELECT COALESCE(MIN(sequence), 0) FROM job").fetchone()[0]
+start = time.time() - n - 3600
+rows = ((f"done{i:09d}", first - n + i, f"http://127.0.0.1:9/done{i}", "completed", f"done{i}", 1024, 1024, 1, 1,
+         "0" * 64, f"done{i}", start + i, start + i, start + i) for i in range(n))
+db.executemany("INSERT INTO job (id, sequence, url, state, filename, bytesTotal, bytesDone, connections, resumable,"
+               " sha256, path, createdAt, updatedAt, completedAt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+db.commit()
+PYEOF
+  log "(5) wrote $FINISHED completed jobs into the stopped service's store"
+fi
 SLUICE_STARTS=$((SLUICE_STARTS + 1))
 SLUICE_LOG=$TMP/sluice.$SLUICE_STARTS
 T0=$(now_ns)
@@ -256,7 +277,7 @@ READY_S=$(awk -v ms="${R[ready_ms]}" 'BEGIN { printf "%.2f", ms / 1000 }')
 RESTART_RSS=$(rss_mib VmRSS) RESTART_HWM=$(rss_mib VmHWM)
 log "(5) exec to listening line ${R[listen_ms]} ms, to the first list answered ${R[ready_ms]} ms ($READY_S s, ${R[attempts]} attempt(s)); that first list ${R[first_list_ms]} ms; VmRSS $RESTART_RSS MiB, VmHWM $RESTART_HWM MiB"
 RESTART_STORED=$(count_jobs)
-((RESTART_STORED == JOBS)) || die "the restarted store holds $RESTART_STORED jobs, expected $JOBS"
+((RESTART_STORED == JOBS + FINISHED)) || die "the restarted store holds $RESTART_STORED jobs, expected $((JOBS + FINISHED))"
 wait_for_quiet "reads after restart"
 measure_reads "(5)"
 RESTART_RSS2=$(rss_mib VmRSS) RESTART_HWM2=$(rss_mib VmHWM)
@@ -266,7 +287,7 @@ stop_sluice
 yesno() { [[ $1 == yes ]] && echo pass || echo "**miss**"; }
 n=$(sed ':a; s/\B[0-9]\{3\}\>/,&/; ta' <<<"$JOBS")
 r() { echo "${R[$1]}"; }
-emit_report "$(machine_line), data dir on $TMP_FSTYPE; sluice: $(sluice_describe), \`serve --data DIR\` (SQLite, default log level). Clients: python3 http.client keep-alive connections, each one request at a time ($CREATE_CONNECTIONS for the creates; one for the reads: $REQUESTS timed requests of each after 5 warm-ups), curl for /events. The store holds $n paused jobs (URL http://127.0.0.1:9/f<N>, never fetched) and no others: the API cannot create failed or finished jobs. Quiet check: $(quiet_summary).
+emit_report "$(machine_line), data dir on $TMP_FSTYPE; sluice: $(sluice_describe), \`serve --data DIR\` (SQLite, default log level). Clients: python3 http.client keep-alive connections, each one request at a time ($CREATE_CONNECTIONS for the creates; one for the reads: $REQUESTS timed requests of each after 5 warm-ups), curl for /events. The store holds $n paused jobs (URL http://127.0.0.1:9/f<N>, never fetched) and no others: the API cannot create failed or finished jobs.$( ((FINISHED > 0)) && echo " Before the restart, $FINISHED completed jobs (older than the paused ones) were written into the stopped service's store: the figures from (5) on are with them.") Quiet check: $(quiet_summary).
 
 | measurement ($n jobs) | result | target | |
 |---|---:|---:|---|
