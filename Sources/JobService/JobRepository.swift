@@ -10,6 +10,16 @@ public import SluiceCore
 public protocol JobRepository: Sendable {
     /// Every job, oldest first (loaded once at start; the scheduler keeps them in memory).
     func allJobs() throws -> [JobSnapshot]
+    /// One job, or nil when the store holds none by that id.
+    func job(id: String) throws -> JobSnapshot?
+    /// The live jobs (queued, running, paused), oldest first: all a start needs to hold.
+    func liveJobs() throws -> [JobSnapshot]
+    /// A page of the jobs in `states`, newest first (in the order they were made): `limit` of
+    /// them, made before the job `before` when one is named. Nil when `before` names no job.
+    /// Read from an index on (state, order), whatever the other states hold.
+    func page(states: Set<JobState>, limit: Int, before: String?) throws -> [JobSnapshot]?
+    /// How many jobs each state holds (a state with none may be missing).
+    func countsByState() throws -> [JobState: Int]
     /// Inserts a job; with a key, records that the key made it, in the same transaction, and
     /// forgets keys older than `IdempotencyKey.lifetime`.
     func insert(_ job: JobSnapshot, idempotencyKey: String?) throws

@@ -115,6 +115,10 @@ public final class SQLiteJobRepository: JobRepository {
         migrator.registerMigration("v5: insecure TLS per job") { db in
             try db.execute(sql: "ALTER TABLE job ADD COLUMN insecure BOOLEAN NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v6: jobs by state") { db in
+            // A page of one state (`page(states:)`) and the counts read this index only.
+            try db.execute(sql: "CREATE INDEX job_state_sequence ON job(state, sequence)")
+        }
         return migrator
     }
 
@@ -126,6 +130,66 @@ public final class SQLiteJobRepository: JobRepository {
             let rows = try Row.fetchCursor(db, sql: "SELECT \(Self.jobColumns.joined(separator: ", ")) FROM job ORDER BY sequence")
             while let row = try rows.next() { jobs.append(Self.snapshot(row)) }
             return jobs
+        }
+    }
+
+    public func job(id: String) throws -> JobSnapshot? {
+        try read { db in
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT \(Self.jobColumns.joined(separator: ", ")) FROM job WHERE id = ?"), arguments: [id]
+            ).map(Self.snapshot)
+        }
+    }
+
+    public func liveJobs() throws -> [JobSnapshot] {
+        try read { db in
+            var jobs: [JobSnapshot] = []
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT \(Self.jobColumns.joined(separator: ", ")) FROM job
+                    WHERE state IN ('queued', 'running', 'paused') ORDER BY sequence
+                    """
+            )
+            while let row = try rows.next() { jobs.append(Self.snapshot(row)) }
+            return jobs
+        }
+    }
+
+    public func page(states: Set<JobState>, limit: Int, before: String?) throws -> [JobSnapshot]? {
+        try read { db in
+            var bound = Int64.max
+            if let before {
+                guard let sequence = try Int64.fetchOne(db, sql: "SELECT sequence FROM job WHERE id = ?", arguments: [before]) else {
+                    return nil
+                }
+                bound = sequence
+            }
+            // One state at a time, each read from its end of the (state, sequence) index, then
+            // merged: a state list in one query would sort every row of those states.
+            var found: [(sequence: Int64, job: JobSnapshot)] = []
+            for state in states {
+                let rows = try Row.fetchCursor(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT \(Self.jobColumns.joined(separator: ", ")), sequence FROM job
+                            WHERE state = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?
+                            """
+                    ), arguments: [state.rawValue, bound, limit]
+                )
+                while let row = try rows.next() { found.append((row[Self.jobColumns.count], Self.snapshot(row))) }
+            }
+            return found.sorted { $0.sequence > $1.sequence }.prefix(limit).map(\.job)
+        }
+    }
+
+    public func countsByState() throws -> [JobState: Int] {
+        try read { db in
+            var counts: [JobState: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) FROM job GROUP BY state") {
+                if let state = JobState(rawValue: row[0]) { counts[state, default: 0] += row[1] }
+            }
+            return counts
         }
     }
 

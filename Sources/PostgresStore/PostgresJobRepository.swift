@@ -63,6 +63,49 @@ public final class PostgresJobRepository: ClusterStore {
         try connections.run("SELECT \(unescaped: Self.jobColumns) FROM job ORDER BY sequence", on: connection).rows.map(Self.snapshot)
     }
 
+    public func liveJobs() throws -> [JobSnapshot] {
+        try connections.run(
+            """
+            SELECT \(unescaped: Self.jobColumns) FROM job WHERE state IN ('queued', 'running', 'paused') ORDER BY sequence
+            """
+        ).rows.map(Self.snapshot)
+    }
+
+    public func page(states: Set<JobState>, limit: Int, before: String?) throws -> [JobSnapshot]? {
+        try connections.withConnection { connection in
+            var bound = Int64.max
+            if let before {
+                guard let row = try connections.run("SELECT sequence FROM job WHERE id = \(before)", on: connection).rows.first else {
+                    return nil
+                }
+                bound = try row.decode(Int64.self)
+            }
+            // One state at a time from the (state, sequence) index, merged here.
+            var found: [(sequence: Int64, job: JobSnapshot)] = []
+            for state in states {
+                let rows = try connections.run(
+                    """
+                    SELECT \(unescaped: Self.jobColumns), sequence FROM job
+                    WHERE state = \(state.rawValue) AND sequence < \(bound) ORDER BY sequence DESC LIMIT \(limit)
+                    """, on: connection
+                ).rows
+                for row in rows {
+                    found.append((try row.makeRandomAccess()["sequence"].decode(Int64.self), try Self.snapshot(row)))
+                }
+            }
+            return found.sorted { $0.sequence > $1.sequence }.prefix(limit).map(\.job)
+        }
+    }
+
+    public func countsByState() throws -> [JobState: Int] {
+        var counts: [JobState: Int] = [:]
+        for row in try connections.run("SELECT state, COUNT(*) FROM job GROUP BY state").rows {
+            let (state, count) = try row.decode((String, Int64).self)
+            if let state = JobState(rawValue: state) { counts[state, default: 0] += Int(count) }
+        }
+        return counts
+    }
+
     public func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
         try connections.transaction { connection in
             if let idempotencyKey {

@@ -116,6 +116,11 @@ enum PostgresSchema {
             statements: [
                 "ALTER TABLE job ADD COLUMN insecure boolean NOT NULL DEFAULT false"
             ]),
+        Migration(
+            version: 3, name: "jobs by state",
+            statements: [
+                "CREATE INDEX job_state_sequence ON job (state, sequence)"
+            ]),
     ]
 
     /// Applies what is missing; returns the versions applied.

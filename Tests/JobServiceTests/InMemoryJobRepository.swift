@@ -43,6 +43,27 @@ final class InMemoryJobRepository: JobRepository {
 
     func allJobs() throws -> [JobSnapshot] { call("allJobs") { $0.jobs.map(\.job) } }
 
+    func job(id: String) throws -> JobSnapshot? { call("job") { $0.jobs.first { $0.job.id == id }?.job } }
+
+    func liveJobs() throws -> [JobSnapshot] {
+        call("liveJobs") { $0.jobs.map(\.job).filter { [.queued, .running, .paused].contains($0.state) } }
+    }
+
+    func page(states: Set<JobState>, limit: Int, before: String?) throws -> [JobSnapshot]? {
+        call("page") { storage in
+            var end = storage.jobs.count
+            if let before {
+                guard let index = storage.jobs.firstIndex(where: { $0.job.id == before }) else { return nil }
+                end = index
+            }
+            return Array(storage.jobs[..<end].reversed().map(\.job).filter { states.contains($0.state) }.prefix(limit))
+        }
+    }
+
+    func countsByState() throws -> [JobState: Int] {
+        call("countsByState") { storage in Dictionary(grouping: storage.jobs, by: \.job.state).mapValues(\.count) }
+    }
+
     func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
         try call("insert") { storage in
             guard !storage.jobs.contains(where: { $0.job.id == job.id }) else {

@@ -176,6 +176,29 @@ import Testing
         }
     }
 
+    /// What a start loads, what a page of finished jobs reads, and the counts (issue 20:
+    /// finished jobs are read from the store, not held in memory).
+    @Test(arguments: Store.allCases) func liveJobsPagesByStateAndCountsComeFromTheStore(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            let states: [JobState] = [.completed, .queued, .failed, .paused, .completed, .running, .failed, .completed]
+            for (index, state) in states.enumerated() { try store.insert(Self.job("j\(index)", state: state, second: Double(index))) }
+            #expect(try store.liveJobs().map(\.id) == ["j1", "j3", "j5"])
+            #expect(try store.job(id: "j4")?.state == .completed)
+            #expect(try store.job(id: "nope") == nil)
+            // Newest first, across the states asked for, a cursor at a time.
+            let finished: Set<JobState> = [.completed, .failed]
+            #expect(try store.page(states: finished, limit: 3, before: nil)?.map(\.id) == ["j7", "j6", "j4"])
+            #expect(try store.page(states: finished, limit: 3, before: "j4")?.map(\.id) == ["j2", "j0"])
+            #expect(try store.page(states: [.failed], limit: 10, before: "j6")?.map(\.id) == ["j2"])
+            // A cursor of another state still places the page.
+            #expect(try store.page(states: [.completed], limit: 10, before: "j5")?.map(\.id) == ["j4", "j0"])
+            #expect(try store.page(states: finished, limit: 3, before: "nope") == nil)
+            let counts = try store.countsByState()
+            #expect(counts[.completed] == 3 && counts[.failed] == 2 && counts[.queued] == 1)
+            #expect(counts[.paused] == 1 && counts[.running] == 1)
+        }
+    }
+
     @Test(arguments: Store.allCases) func anIdempotencyKeyNamesItsJobForItsLifetime(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
             try store.insert(Self.job("a"), idempotencyKey: "key-1")
