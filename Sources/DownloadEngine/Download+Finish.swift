@@ -14,7 +14,7 @@ extension Download {
         // A checkpoint before the hash, so that a crash during a long hash resumes instead of
         // fetching again; a run shorter than a checkpoint interval has next to nothing to
         // lose, and a small file's whole cost is a few writes: it skips this one.
-        if ContinuousClock.now - createdAt >= .seconds(options.checkpointInterval) {
+        if options.clock.elapsed() - createdAt >= .seconds(options.checkpointInterval) {
             await saveCheckpoint(file: file, synced: true)
         }
         let digest: String

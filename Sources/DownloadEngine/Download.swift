@@ -25,8 +25,8 @@ public final class Download: Sendable {
     let reporter: AsyncStream<DownloadEvent>.Continuation
     let logger: Logger
     let state = DownloadState()
-    /// When this download was made (its run starts right after).
-    let createdAt = ContinuousClock.now
+    /// When this download was made (its run starts right after), on its clock.
+    let createdAt: Duration
     /// The data-plane loop this download runs on (its first connection, the probe, the
     /// single stream); further connections take the next loops.
     let home = DataPlane.nextExecutor()
@@ -38,6 +38,7 @@ public final class Download: Sendable {
         self.url = url
         self.target = target
         self.options = options
+        self.createdAt = options.clock.elapsed()
         self.client = client
         self.store = checkpoints
         self.logger = logger
@@ -137,15 +138,21 @@ public final class Download: Sendable {
         }
     }
 
+    /// A progress event every `progressInterval` and a checkpoint every
+    /// `checkpointInterval` while bytes flow. What it measures (speed, the time since the last
+    /// checkpoint) is on the download's clock; its ticks are real time, a poll: on a clock
+    /// whose every wait returns at once (`VirtualClock`) a loop that slept on it would spin
+    /// and move that clock for everyone.
     private func monitor(file: PartialFile) async {
-        let clock = ContinuousClock()
-        let start = clock.now
+        let ticks = ContinuousClock()
+        let clock = options.clock
+        let start = clock.elapsed()
         var meter = SpeedMeter()
         var lastCheckpoint = start
         while !Task.isCancelled {
-            try? await clock.sleep(for: .seconds(options.progressInterval))
+            try? await ticks.sleep(for: .seconds(options.progressInterval))
             if Task.isCancelled { break }
-            let now = clock.now
+            let now = clock.elapsed()
             reporter.yield(.progress(state.progress(speed: &meter, now: (now - start) / .seconds(1))))
             if now - lastCheckpoint >= .seconds(options.checkpointInterval) {
                 lastCheckpoint = now
