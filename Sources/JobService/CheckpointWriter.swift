@@ -7,13 +7,16 @@ import Synchronization
 /// next. Sixteen downloads that checkpoint at once cost one or two commits, not sixteen.
 ///
 /// A save returns once its transaction has committed, or throws what the store threw: the
-/// engine's rule (a checkpoint never claims bytes the store has not kept) holds as before.
+/// engine's rule (a checkpoint never claims bytes the store has not kept) holds as before. A
+/// cluster run's save is fenced by its lease (`save(_:lease:)`): false when the store refused
+/// it, the others in its transaction saved all the same.
 /// The commits run on the store's threads in a task of the writer's own, so a save from a
 /// cancelled run (a pause's last checkpoint) is written like any other.
 public final class CheckpointWriter: Sendable {
     private struct Pending {
         var write: CheckpointWrite
-        var continuation: CheckedContinuation<Void, any Error>
+        var lease: Lease?
+        var continuation: CheckedContinuation<Bool, any Error>
     }
 
     private struct State {
@@ -31,9 +34,19 @@ public final class CheckpointWriter: Sendable {
 
     /// Saves (or, with nil, clears) the job's checkpoint; returns once it is committed.
     public func save(_ checkpoint: DownloadCheckpoint?, id: String) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        _ = try await enqueue(CheckpointWrite(id: id, checkpoint: checkpoint), lease: nil)
+    }
+
+    /// Saves (or clears) a cluster run's checkpoint under its lease: false when the store
+    /// refused it (the lease was taken back).
+    public func save(_ checkpoint: DownloadCheckpoint?, lease: Lease) async throws -> Bool {
+        try await enqueue(CheckpointWrite(id: lease.jobID, checkpoint: checkpoint), lease: lease)
+    }
+
+    private func enqueue(_ write: CheckpointWrite, lease: Lease?) async throws -> Bool {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
             let starts = state.withLock { state in
-                state.pending.append(Pending(write: CheckpointWrite(id: id, checkpoint: checkpoint), continuation: continuation))
+                state.pending.append(Pending(write: write, lease: lease, continuation: continuation))
                 defer { state.committing = true }
                 return !state.committing
             }
@@ -55,16 +68,30 @@ public final class CheckpointWriter: Sendable {
                 return state.pending
             }
             guard !batch.isEmpty else { return }
-            let writes = batch.map(\.write)
-            let result: Result<Void, any Error>
+            let result: Result<[Bool], any Error>
             do {
-                try await StoreCalls.run { [repository] in try repository.saveCheckpoints(writes) }
-                result = .success(())
+                result = .success(try await StoreCalls.run { [repository] in try Self.commit(batch, to: repository) })
             } catch {
                 result = .failure(error)
             }
             state.withLock { $0.commits += 1 }
-            for pending in batch { pending.continuation.resume(with: result) }
+            for (index, pending) in batch.enumerated() { pending.continuation.resume(with: result.map { $0[index] }) }
         }
+    }
+
+    /// One transaction for the plain saves and one for the fenced ones (a node has one kind
+    /// or the other); whether each was taken, in the batch's order.
+    private static func commit(_ batch: [Pending], to repository: any JobRepository) throws -> [Bool] {
+        var taken = [Bool](repeating: true, count: batch.count)
+        let plain = batch.filter { $0.lease == nil }.map(\.write)
+        if !plain.isEmpty { try repository.saveCheckpoints(plain) }
+        let fenced = batch.indices.compactMap { index in batch[index].lease.map { (index, batch[index].write.checkpoint, $0) } }
+        guard !fenced.isEmpty else { return taken }
+        guard let cluster = repository as? any ClusterStore else {
+            throw SluiceError(.storeUnavailable, "a fenced checkpoint needs a cluster's store")
+        }
+        let saved = try cluster.saveCheckpoints(fenced.map { (checkpoint: $0.1, lease: $0.2) })
+        for (position, entry) in fenced.enumerated() { taken[entry.0] = saved[position] }
+        return taken
     }
 }

@@ -116,6 +116,8 @@ public protocol ClusterStore: JobRepository {
     func saveProgress(_ runs: [(job: JobSnapshot, lease: Lease)]) throws -> [String]
     /// A run's checkpoint (nil removes it); renews its lease.
     func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease) throws -> Bool
+    /// Several runs' checkpoints in one transaction; whether each lease was honoured.
+    func saveCheckpoints(_ writes: [(checkpoint: DownloadCheckpoint?, lease: Lease)]) throws -> [Bool]
     /// How a run ended (completed, failed, back to the queue), and the lease given up.
     func finishRun(_ job: JobSnapshot, lease: Lease) throws -> Bool
     /// Gives up a lease whose run stopped (a pause, a send-back, a shutdown).

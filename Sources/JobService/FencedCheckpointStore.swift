@@ -8,6 +8,8 @@ import SluiceCore
 /// or places anything.
 struct FencedCheckpointStore: CheckpointStore {
     let store: any ClusterStore
+    /// Commits every run's checkpoints together (group commit).
+    let writer: CheckpointWriter
     let lease: Lease
     let onLost: @Sendable () async -> Void
 
@@ -21,8 +23,7 @@ struct FencedCheckpointStore: CheckpointStore {
     func remove() async throws { try await fenced(nil) }
 
     private func fenced(_ checkpoint: DownloadCheckpoint?) async throws {
-        let saved = try await JobCheckpointStore.offLoop { [store, lease] in try store.saveCheckpoint(checkpoint, lease: lease) }
-        guard saved else {
+        guard try await writer.save(checkpoint, lease: lease) else {
             await onLost()
             throw LeaseLost()
         }

@@ -83,7 +83,7 @@ extension JobScheduler {
     /// Where a run saves its checkpoints: fenced by its lease in a cluster.
     func checkpointStore(id: String, lease: Lease?) -> any CheckpointStore {
         guard let cluster, let lease else { return JobCheckpointStore(repository: repository, id: id, writer: checkpointWriter) }
-        return FencedCheckpointStore(store: cluster, lease: lease) { [weak self] in
+        return FencedCheckpointStore(store: cluster, writer: checkpointWriter, lease: lease) { [weak self] in
             await self?.leaseLost(id: id, epoch: lease.epoch)
         }
     }

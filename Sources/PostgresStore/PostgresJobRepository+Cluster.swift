@@ -82,6 +82,18 @@ extension PostgresJobRepository {
     }
 
     public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease) throws -> Bool {
+        try saveCheckpoints([(checkpoint, lease)]) == [true]
+    }
+
+    /// One transaction, one commit, for every run's checkpoint.
+    public func saveCheckpoints(_ writes: [(checkpoint: DownloadCheckpoint?, lease: Lease)]) throws -> [Bool] {
+        guard !writes.isEmpty else { return [] }
+        return try connections.transaction { connection in
+            try writes.map { try saveCheckpoint($0.checkpoint, lease: $0.lease, on: connection) }
+        }
+    }
+
+    private func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease, on connection: PostgresConnection) throws -> Bool {
         let text = try checkpoint.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let result = try connections.run(
             """
@@ -90,7 +102,7 @@ extension PostgresJobRepository {
                 bytes_total = COALESCE(\(checkpoint?.totalBytes), bytes_total),
                 lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
             WHERE id = \(lease.jobID) AND owner = \(lease.owner) AND epoch = \(lease.epoch)
-            """
+            """, on: connection
         )
         return (result.metadata.rows ?? 0) > 0
     }

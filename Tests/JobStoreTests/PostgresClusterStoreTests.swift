@@ -93,6 +93,30 @@ struct PostgresClusterStoreTests {
         #expect(Set(all).count == 40)
     }
 
+    /// Issue 20, fewer writes: several runs' checkpoints in one transaction, each fenced by its
+    /// own lease; a stale one is refused alone.
+    @Test func fencedCheckpointsGoTogetherAndAStaleLeaseIsRefusedAlone() async throws {
+        let store = try Self.open(TestPostgres.newDatabase(), node: "a")
+        defer { store.close(removingNode: false) }
+        try store.insert(Self.job("j1"))
+        try store.insert(Self.job("j2", age: 1))
+        let leases = try store.claim(limit: 2).map(\.lease)
+        try #require(leases.count == 2)
+        var stale = leases[1]
+        stale.epoch += 1
+        let checkpoint = DownloadCheckpoint(url: "https://example.com/j", totalBytes: 100, acceptsRanges: true, written: [0..<10])
+        #expect(try store.saveCheckpoints([(checkpoint, leases[0]), (checkpoint, stale)]) == [true, false])
+        #expect(try store.checkpoint(id: leases[0].jobID) == checkpoint)
+        #expect(try store.checkpoint(id: stale.jobID) == nil)
+        // The same through the service's group commit.
+        let writer = CheckpointWriter(repository: store)
+        #expect(try await writer.save(checkpoint, lease: leases[1]) == true)
+        #expect(try await writer.save(checkpoint, lease: stale) == false)
+        #expect(try await writer.save(nil, lease: leases[0]) == true)
+        #expect(try store.checkpoint(id: leases[0].jobID) == nil)
+        #expect(try store.checkpoint(id: leases[1].jobID) == checkpoint)
+    }
+
     @Test func aNewEpochFencesTheOldOwnersWrites() throws {
         let url = try TestPostgres.newDatabase()
         let a = try Self.open(url, node: "a", lease: .seconds(1))
