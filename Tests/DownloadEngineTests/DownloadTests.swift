@@ -86,6 +86,28 @@ import Testing
         }
     }
 
+    /// Issue 20, one clock: the progress monitor measures on the download's clock. On a clock
+    /// the test has not moved, a download running for real shows no speed and takes no
+    /// checkpoint of its bytes; once the clock has passed the interval, it takes one.
+    @Test func theMonitorMeasuresOnTheDownloadsClock() async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            let clock = ManualClock()
+            let seen = Mutex<[DownloadProgress]>([])
+            let download = harness.download("/testdata/4M?rate=1M", connections: 1, clock: clock) { progress in
+                seen.withLock { $0.append(progress) }
+            }
+            let checkpoints = harness.checkpoints()
+            let run = Task { try await download.run() }
+            #expect(try await waitUntil(.seconds(10)) { seen.withLock { $0.filter { $0.bytesDone > 0 }.count } >= 5 })
+            #expect(seen.withLock { $0.map(\.speed) }.allSatisfy { $0 == 0 })
+            #expect((try await checkpoints.load()?.writtenBytes ?? 0) == 0)
+            clock.advance(by: .seconds(3))
+            #expect(try await waitUntil(.seconds(5)) { (try? await checkpoints.load())?.writtenBytes ?? 0 > 0 })
+            let result = try await run.value
+            #expect(result.sha256 == EngineHarness.expectedSHA256(size: 4 << 20))
+        }
+    }
+
     /// Issue 10: three remotes answering `Retry-After: 3600` held every slot for an hour.
     /// Ten minutes is the most a remote can ask for.
     @Test func retryAfterIsCappedAtTenMinutes() async throws {
