@@ -157,7 +157,8 @@ public final class SQLiteJobRepository: JobRepository {
     }
 
     public func page(states: Set<JobState>, limit: Int, before: String?) throws -> [JobSnapshot]? {
-        try read { db in
+        let limit = max(0, limit)
+        return try read { db in
             var bound = Int64.max
             if let before {
                 guard let sequence = try Int64.fetchOne(db, sql: "SELECT sequence FROM job WHERE id = ?", arguments: [before]) else {

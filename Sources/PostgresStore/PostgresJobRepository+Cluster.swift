@@ -62,9 +62,16 @@ extension PostgresJobRepository {
 
     /// One transaction, one commit, for every run's progress.
     public func saveProgress(_ runs: [(job: JobSnapshot, lease: Lease)]) throws -> [String] {
+        if runs.count == 1, let (job, lease) = runs.first {
+            // One run (the usual case): one round trip, no transaction around it.
+            return try connections.withConnection { try saveProgress(job, lease: lease, on: $0) } ? [] : [lease.jobID]
+        }
         guard !runs.isEmpty else { return [] }
+        // Rows locked in id order, as every multi-row write of a node does: two of its
+        // transactions over the same jobs never wait on each other in a circle.
+        let ordered = runs.sorted { $0.lease.jobID < $1.lease.jobID }
         return try connections.transaction { connection in
-            try runs.compactMap { job, lease in try saveProgress(job, lease: lease, on: connection) ? nil : lease.jobID }
+            try ordered.compactMap { job, lease in try saveProgress(job, lease: lease, on: connection) ? nil : lease.jobID }
         }
     }
 
@@ -87,9 +94,16 @@ extension PostgresJobRepository {
 
     /// One transaction, one commit, for every run's checkpoint.
     public func saveCheckpoints(_ writes: [(checkpoint: DownloadCheckpoint?, lease: Lease)]) throws -> [Bool] {
+        if writes.count == 1, let write = writes.first {
+            return [try connections.withConnection { try saveCheckpoint(write.checkpoint, lease: write.lease, on: $0) }]
+        }
         guard !writes.isEmpty else { return [] }
+        // In id order (a job's own writes in theirs): see `saveProgress`.
+        let order = writes.indices.sorted { (writes[$0].lease.jobID, $0) < (writes[$1].lease.jobID, $1) }
         return try connections.transaction { connection in
-            try writes.map { try saveCheckpoint($0.checkpoint, lease: $0.lease, on: connection) }
+            var saved = [Bool](repeating: false, count: writes.count)
+            for index in order { saved[index] = try saveCheckpoint(writes[index].checkpoint, lease: writes[index].lease, on: connection) }
+            return saved
         }
     }
 
@@ -161,6 +175,10 @@ extension PostgresJobRepository {
                 """, on: connection
             )
             guard !running.isEmpty else { return [] }
+            // The rows first, in id order (see `saveProgress`).
+            _ = try connections.run(
+                "SELECT id FROM job WHERE id = ANY(\(running.map(\.jobID).sorted())::text[]) ORDER BY id FOR UPDATE", on: connection
+            )
             let renewed = try connections.run(
                 """
                 UPDATE job SET lease_expires_at = now() + make_interval(secs => \(leaseSeconds))

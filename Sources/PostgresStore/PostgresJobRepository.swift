@@ -72,7 +72,8 @@ public final class PostgresJobRepository: ClusterStore {
     }
 
     public func page(states: Set<JobState>, limit: Int, before: String?) throws -> [JobSnapshot]? {
-        try connections.withConnection { connection in
+        let limit = max(0, limit)
+        return try connections.withConnection { connection in
             var bound = Int64.max
             if let before {
                 guard let row = try connections.run("SELECT sequence FROM job WHERE id = \(before)", on: connection).rows.first else {
