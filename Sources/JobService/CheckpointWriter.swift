@@ -68,30 +68,41 @@ public final class CheckpointWriter: Sendable {
                 return state.pending
             }
             guard !batch.isEmpty else { return }
-            let result: Result<[Bool], any Error>
+            let results: [Result<Bool, any Error>]
             do {
-                result = .success(try await StoreCalls.run { [repository] in try Self.commit(batch, to: repository) })
+                results = try await StoreCalls.run { [repository] in Self.commit(batch, to: repository) }
             } catch {
-                result = .failure(error)
+                // The store's threads refused the work (shutting down).
+                results = batch.map { _ in .failure(error) }
             }
             state.withLock { $0.commits += 1 }
-            for (index, pending) in batch.enumerated() { pending.continuation.resume(with: result.map { $0[index] }) }
+            for (pending, result) in zip(batch, results) { pending.continuation.resume(with: result) }
         }
     }
 
     /// One transaction for the plain saves and one for the fenced ones (a node has one kind
-    /// or the other); whether each was taken, in the batch's order.
-    private static func commit(_ batch: [Pending], to repository: any JobRepository) throws -> [Bool] {
-        var taken = [Bool](repeating: true, count: batch.count)
-        let plain = batch.filter { $0.lease == nil }.map(\.write)
-        if !plain.isEmpty { try repository.saveCheckpoints(plain) }
-        let fenced = batch.indices.compactMap { index in batch[index].lease.map { (index, batch[index].write.checkpoint, $0) } }
-        guard !fenced.isEmpty else { return taken }
-        guard let cluster = repository as? any ClusterStore else {
-            throw SluiceError(.storeUnavailable, "a fenced checkpoint needs a cluster's store")
+    /// or the other); each save gets its own kind's outcome, in the batch's order.
+    private static func commit(_ batch: [Pending], to repository: any JobRepository) -> [Result<Bool, any Error>] {
+        var results = [Result<Bool, any Error>](repeating: .success(true), count: batch.count)
+        let plain = batch.indices.filter { batch[$0].lease == nil }
+        if !plain.isEmpty {
+            do {
+                try repository.saveCheckpoints(plain.map { batch[$0].write })
+            } catch {
+                for index in plain { results[index] = .failure(error) }
+            }
         }
-        let saved = try cluster.saveCheckpoints(fenced.map { (checkpoint: $0.1, lease: $0.2) })
-        for (position, entry) in fenced.enumerated() { taken[entry.0] = saved[position] }
-        return taken
+        let fenced = batch.indices.filter { batch[$0].lease != nil }
+        guard !fenced.isEmpty else { return results }
+        do {
+            guard let cluster = repository as? any ClusterStore else {
+                throw SluiceError(.storeUnavailable, "a fenced checkpoint needs a cluster's store")
+            }
+            let saved = try cluster.saveCheckpoints(fenced.map { (checkpoint: batch[$0].write.checkpoint, lease: batch[$0].lease!) })
+            for (position, index) in fenced.enumerated() { results[index] = .success(saved[position]) }
+        } catch {
+            for index in fenced { results[index] = .failure(error) }
+        }
+        return results
     }
 }

@@ -92,8 +92,7 @@ public actor JobScheduler {
     var stopping: [String: Task<Outcome, Never>] = [:]
     var generation = 0
     var isShuttingDown = false
-    /// When each job's last progress event went, on the configuration's clock.
-    var lastProgressEvent: [String: Duration] = [:]
+    var lastProgressEvent: [String: ContinuousClock.Instant] = [:]
     /// Consecutive failures of jobs that gave their slot back to wait out a `Retry-After`.
     var retryFailures: [String: Int] = [:]
     /// Jobs an edit is working on (it may be waiting for a checkpoint or a probe): not

@@ -109,7 +109,7 @@ public final class WebhookDispatcher: Sendable {
                 pending = try repository.pendingDeliveries()
             } catch {
                 logger.error("cannot read pending webhook deliveries: \(error)")
-                await wake.wait(upTo: .seconds(5), sleep: clock.sleep)
+                await wake.wait(upTo: .seconds(5), sleep: Self.realSleep)
                 continue
             }
             let now = clock.now()
@@ -131,7 +131,7 @@ public final class WebhookDispatcher: Sendable {
                 }
                 // An attempt the store could not record is still due: wait before the
                 // next, so that a full disk never makes a loop of calls to a receiver.
-                if !allSaved { await wake.wait(upTo: .seconds(5), sleep: clock.sleep) }
+                if !allSaved { await wake.wait(upTo: .seconds(5), sleep: Self.realSleep) }
                 continue
             }
             let next = pending.compactMap(\.nextAttemptAt).min()
@@ -139,7 +139,7 @@ public final class WebhookDispatcher: Sendable {
             if let longest = longestWait, wait.map({ $0 >= longest }) ?? true {
                 // The poll for deliveries other nodes stored bounds a real wait (real time);
                 // a retry's time is a rule (the service's clock).
-                await wake.wait(upTo: longest, sleep: { try await Task.sleep(for: $0) })
+                await wake.wait(upTo: longest, sleep: Self.realSleep)
             } else {
                 await wake.wait(upTo: wait, sleep: clock.sleep)
             }
@@ -189,6 +189,10 @@ public final class WebhookDispatcher: Sendable {
             return false
         }
     }
+
+    /// A wait on real I/O (a store that failed, other nodes' deliveries), not a rule about
+    /// time: real time, whatever the service's clock.
+    static let realSleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     /// The headers of an attempt, signed now when there is a secret.
     func headers(for delivery: WebhookDelivery, at time: Date? = nil) -> [(String, String)] {

@@ -58,30 +58,6 @@ public final class IdleConnections: @unchecked Sendable {
         }
     }
 
-    /// When the server first closed one of the connections, waiting up to `timeout` seconds
-    /// on a thread of its own; nil if it closed none.
-    public func firstClosedByServer(within timeout: Double) async -> ContinuousClock.Instant? {
-        let descriptors = descriptors
-        return await withCheckedContinuation { continuation in
-            Thread {
-                let deadline = Date().addingTimeInterval(timeout)
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while Date() < deadline {
-                    var polls = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                    guard poll(&polls, nfds_t(polls.count), 20) > 0 else { continue }
-                    for entry in polls where entry.revents != 0 {
-                        let count = recv(entry.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-                        if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-                            continuation.resume(returning: ContinuousClock.now)
-                            return
-                        }
-                    }
-                }
-                continuation.resume(returning: nil)
-            }.start()
-        }
-    }
-
     public func closeAll() {
         for fd in descriptors { close(fd) }
         descriptors = []

@@ -41,13 +41,12 @@ import NIOHTTP1
             // the first slots free when the server closes silent ones at their head deadline.
             try idle.open(60, port: service.port)
             let opened = ContinuousClock.now
-            let firstClosed = Task { await idle.firstClosedByServer(within: 10) }
             let reply = try await service.raw("GET", "/healthz")
-            let answered = ContinuousClock.now
+            let waited = ContinuousClock.now - opened
             #expect(reply.status == 200)
-            let freed = try #require(await firstClosed.value)
-            #expect(
-                answered > freed, "answered \(answered - opened) after the connections opened, before any slot freed (\(freed - opened))")
+            // Not before the first silent connections were closed at their head deadline
+            // (an uncapped server answers in milliseconds).
+            #expect(waited >= .milliseconds(450), "answered \(waited) after the connections opened")
         }
     }
 
@@ -74,7 +73,7 @@ import NIOHTTP1
             $0.requestHeadTimeout = .milliseconds(300)
             $0.idleTimeout = .milliseconds(300)
         }) { (service: ServiceHarness) async throws in
-            // A stream opened now outlives an idle timeout and still carries events.
+            // A stream opened now outlives idle timeouts and still carries events.
             var request = HTTPClientRequest(url: service.base + "/events")
             request.headers.add(name: "Accept", value: "text/event-stream")
             let response = try await service.client.execute(request, timeout: .seconds(10))
@@ -88,6 +87,11 @@ import NIOHTTP1
             defer { keepAlive.closeAll() }
             try keepAlive.open(1, port: service.port, sending: "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             #expect(await keepAlive.closedByServer(within: 5) == 1)
+            // And one opened after that one closed, in turn: the stream has outlived two.
+            let later = IdleConnections()
+            defer { later.closeAll() }
+            try later.open(1, port: service.port, sending: "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(await later.closedByServer(within: 5) == 1)
             // The stream stays and still carries events.
             _ = try await service.create(["url": "http://127.0.0.1:1/late", "paused": true])
             var seen = ""
