@@ -9,6 +9,7 @@ extension JobScheduler {
     /// jobs must all exist, or nothing changes.
     public func pauseAll(_ selection: JobSelection) async throws -> [JobSnapshot] {
         let paused = try holdingSchedule { try bulk(selection) { $0.pauseRequested() } }
+        defer { letGoFinished() }
         // As for one job: the answer waits for the runs to stop, their checkpoints stored.
         await settle(paused.map(\.id))
         return paused.compactMap { jobs[$0.id] }
@@ -16,7 +17,9 @@ extension JobScheduler {
 
     /// Resumes every selected job that a resume changes; returns those.
     public func resumeAll(_ selection: JobSelection) throws -> [JobSnapshot] {
-        let ids = try selected(selection).filter { [.paused, .failed].contains(jobs[$0]!.state) }
+        let all = try selected(selection)
+        defer { letGoFinished() }
+        let ids = all.filter { [.paused, .failed].contains(jobs[$0]!.state) }
         return try holdingSchedule {
             try ids.map { id in
                 StoreCallBudget.renew()
@@ -30,6 +33,7 @@ extension JobScheduler {
     public func deleteAll(states: Set<JobState>, deleteFile: Bool) async throws -> Int {
         let selection = JobSelection.states(states)
         let ids = try selected(selection)
+        defer { letGoFinished() }
         return try await holdingSchedule {
             var count = 0
             for id in ids {
@@ -46,7 +50,7 @@ extension JobScheduler {
     /// Which parts of the job's file are on disk: live from a running download, else from
     /// its checkpoint; a completed job's file is one whole segment.
     public func segments(id: String) throws -> [JobSegment] {
-        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        guard let job = try self.job(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
         if let run = running[id] { return run.download.segments() }
         if job.state == .completed {
             let size = job.bytesTotal ?? job.bytesDone
@@ -56,11 +60,31 @@ extension JobScheduler {
         return JobSegment.stored(written: checkpoint.writtenRanges, total: total)
     }
 
+    /// The ids of the selected jobs, oldest first. Finished ones a single node left to its
+    /// store are held again for the action (`letGoFinished` lets them go after it).
     private func selected(_ selection: JobSelection) throws -> [String] {
-        if case .ids(let ids) = selection, let unknown = ids.first(where: { jobs[$0] == nil }) {
-            throw SluiceError(.invalidField, "ids names no job \(unknown)", field: "ids")
+        switch selection {
+        case .ids(let ids):
+            for id in ids { try holdStored(id) }
+            if let unknown = ids.first(where: { jobs[$0] == nil }) {
+                throw SluiceError(.invalidField, "ids names no job \(unknown)", field: "ids")
+            }
+        case .all, .states:
+            let stored = JobState.finished.filter { selection.contains(state: $0) }
+            if cluster == nil, !stored.isEmpty, jobs.storedOnly(in: Set(stored)) > 0 {
+                var before: String?
+                while let page = try repository.page(states: stored, limit: 1000, before: before), let last = page.last {
+                    for job in page where jobs[job.id] == nil { jobs.adopt(job) }
+                    before = last.id
+                }
+            }
         }
         return order.filter { jobs[$0].map(selection.contains) ?? false }
+    }
+
+    /// Lets every finished job held for an action go back to the store alone.
+    private func letGoFinished() {
+        for job in jobs.jobs(in: JobState.finished) { letGoIfFinished(job.id) }
     }
 
     private func bulk(_ selection: JobSelection, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> [JobSnapshot] {

@@ -18,6 +18,8 @@ extension JobScheduler {
     /// second edit of it is refused (409). Pauses, resumes and deletes still apply; the job
     /// is read again after every wait.
     public func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot {
+        try holdStored(id)
+        defer { letGoIfFinished(id) }
         guard !editing.contains(id) else {
             throw SluiceError(.invalidTransition, "job \(id) is being edited; try again when that edit is done")
         }
@@ -137,7 +139,7 @@ extension JobScheduler {
     private func checkDependencies(_ after: [String]?, of id: String) throws {
         guard let after else { return }
         if after.contains(id) { throw SluiceError(.invalidField, "a job cannot wait for itself", field: "after") }
-        if let unknown = JobDependencies.unknown(in: after, exists: { jobs[$0] != nil }) {
+        if let unknown = try JobDependencies.unknown(in: after, exists: { try dependencyExists($0) }) {
             throw SluiceError(.invalidField, "after names no job \(unknown)", field: "after")
         }
         if JobDependencies.makesCycle(id: id, after: after, dependencies: { self.jobs[$0]?.after ?? [] }) {

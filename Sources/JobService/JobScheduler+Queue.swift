@@ -90,7 +90,7 @@ extension JobScheduler {
             case .queued, .paused, .failed:
                 job.waitingFor = notCompleted(job.after)
                 if job.state == .queued,
-                    case .failed(_, let reason) = JobDependencies.verdict(after: job.after, state: { self.jobs[$0]?.state })
+                    case .failed(_, let reason) = JobDependencies.verdict(after: job.after, state: { self.stateOf($0) })
                 {
                     failForDependency([(id, reason)])
                     continue
@@ -126,6 +126,7 @@ extension JobScheduler {
             guard update(job) else { continue }
             webhooks?.record(.failed, job: job)
             pending += (dependents[id] ?? []).map { ($0, "dependency \(id) failed") }
+            letGoIfFinished(id)
         }
     }
 
@@ -144,7 +145,42 @@ extension JobScheduler {
 
     /// Those of `after` that have not completed (gone ones included).
     func notCompleted(_ after: [String]) -> [String] {
-        after.filter { jobs[$0]?.state != .completed }
+        after.filter { stateOf($0) != .completed }
+    }
+
+    /// A job's state: held in the table, or that of a finished dependency the table let go.
+    func stateOf(_ id: String) -> JobState? { jobs[id]?.state ?? finishedDependencies[id] }
+
+    /// Whether `id` names a job a new `after` may wait for: held, or finished in the store
+    /// (its state kept from now on for the dependency rules).
+    func dependencyExists(_ id: String) throws -> Bool {
+        if stateOf(id) != nil { return true }
+        guard let stored = try storedFinishedJob(id) else { return false }
+        finishedDependencies[id] = stored.state
+        return true
+    }
+
+    /// A finished job whose state is stored leaves the table on a single node: the store
+    /// holds it, the table counts it. The live jobs that wait for it keep its state.
+    func letGoIfFinished(_ id: String) {
+        guard cluster == nil, let job = jobs[id], !job.state.isLive, running[id] == nil, stopping[id] == nil, !editing.contains(id)
+        else { return }
+        if jobs.withDependencies.contains(where: { $0.after.contains(id) }) { finishedDependencies[id] = job.state }
+        jobs.evict(id)
+        jobLimiters[id] = nil
+        lastProgressEvent[id] = nil
+        retryFailures[id] = nil
+    }
+
+    /// Brings a finished job back from the store for a command on it (a resume, an edit, a
+    /// delete); `letGoIfFinished` lets it go again after.
+    func holdStored(_ id: String) throws {
+        guard jobs[id] == nil, let stored = try storedFinishedJob(id) else { return }
+        jobs.adopt(stored)
+        // What it waits for, as the store has it (a dependency gone from the table too).
+        for dependency in stored.after where stateOf(dependency) == nil {
+            if let state = try repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
+        }
     }
 
     /// Whether every job in `after` has completed.

@@ -141,6 +141,8 @@ extension JobScheduler {
     /// Records how a run ended and starts what can start next.
     private func complete(id: String, _ outcome: Outcome) async {
         lastProgressEvent[id] = nil
+        // A finished job whose end the store took leaves the table when this is done.
+        var unstored = false
         guard var job = jobs[id] else { return }
         var lifecycle = JobLifecycle(state: job.state)
         switch outcome {
@@ -235,7 +237,10 @@ extension JobScheduler {
                 return
             }
         } else {
-            do { try repository.update(job) } catch { logger.error("cannot save job \(id): \(error)") }
+            do { try repository.update(job) } catch {
+                logger.error("cannot save job \(id): \(error)")
+                unstored = true
+            }
         }
         jobs[id] = job
         events.publish(.job(job))
@@ -248,5 +253,6 @@ extension JobScheduler {
         }
         schedule()
         scheduleWakeUp()
+        if !unstored { letGoIfFinished(id) }
     }
 }

@@ -103,6 +103,9 @@ public actor JobScheduler {
     var requeuedAtStart: [String] = []
     /// Jobs created here that have not run yet: their store holds no checkpoint to read.
     var neverRun: Set<String> = []
+    /// The states of finished jobs that live jobs name in `after`, once they have left the
+    /// table (a single node holds live jobs only).
+    var finishedDependencies: [String: JobState] = [:]
     /// Set while a bulk action runs, so that a slot one job frees is not given to a job the
     /// same action is about to stop; the action schedules once at its end.
     var holdsScheduling = false
@@ -176,7 +179,19 @@ public actor JobScheduler {
             let recovered = try cluster.recoverOwnJobs()
             if !recovered.isEmpty { logger.notice("requeued \(recovered.count) job(s) this node was running before it stopped") }
         }
-        var loaded = try repository.allJobs()
+        // A single node holds its live jobs; finished ones stay in the store, counted. (A
+        // cluster still holds every job: its change feed assumes it.)
+        var loaded = try cluster == nil ? repository.liveJobs() : repository.allJobs()
+        if cluster == nil {
+            var stored = try repository.countsByState()
+            for state in JobState.live { stored[state] = nil }
+            jobs.setStoredOnly(stored)
+            // The finished jobs live ones wait for: their states, for the dependency rules.
+            let live = Set(loaded.map(\.id))
+            for dependency in Set(loaded.flatMap(\.after)) where !live.contains(dependency) {
+                if let state = try repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
+            }
+        }
         for index in loaded.indices {
             var lifecycle = JobLifecycle(state: loaded[index].state)
             if cluster == nil, lifecycle.serviceStarted() == .enqueue {
@@ -208,14 +223,47 @@ public actor JobScheduler {
     // Reads come from the job table, not through this actor: they are answered at once
     // even while the actor waits on its store.
 
-    public nonisolated func job(id: String) -> JobSnapshot? { jobs[id] }
+    public nonisolated func job(id: String) throws -> JobSnapshot? {
+        if let job = jobs[id] { return job }
+        return try storedFinishedJob(id)
+    }
+
+    /// A finished job a single node left to its store, read from there; nil for a cluster
+    /// (which holds every job) or when the store has none.
+    nonisolated func storedFinishedJob(_ id: String) throws -> JobSnapshot? {
+        guard cluster == nil, jobs.storedOnly(in: JobState.finished) > 0, let job = try repository.job(id: id), !job.state.isLive
+        else { return nil }
+        return job
+    }
 
     /// Newest first, optionally filtered by state, `limit` jobs after the job `after`.
+    ///
+    /// A single node holds live jobs only: a page that may hold finished ones merges the
+    /// table's page with the store's (read from its state index), by creation date.
     public nonisolated func list(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) throws -> [JobSnapshot] {
-        guard let page = jobs.list(states: states, limit: limit, after: after) else {
-            throw SluiceError(.invalidField, "after names no job", field: "after")
+        let wanted = states ?? Set(JobState.allCases)
+        let stored = cluster == nil ? wanted.intersection(JobState.finished) : []
+        // Nothing of those states left to the store: the table answers alone.
+        if stored.isEmpty || jobs.storedOnly(in: stored) == 0 {
+            guard let page = jobs.list(states: states, limit: limit, after: after) else {
+                throw SluiceError(.invalidField, "after names no job", field: "after")
+            }
+            return page
         }
-        return page
+        var held: [JobSnapshot]
+        if let after, jobs[after] != nil {
+            held = jobs.list(states: wanted, limit: limit, after: after) ?? []
+        } else if let after {
+            guard let cursor = try storedFinishedJob(after) else { throw SluiceError(.invalidField, "after names no job", field: "after") }
+            held = jobs.list(states: wanted, limit: limit, madeBefore: (cursor.createdAt, cursor.id))
+        } else {
+            held = jobs.list(states: wanted, limit: limit, after: nil) ?? []
+        }
+        // The store's page of finished jobs, below the same cursor (every job is stored).
+        let fromStore = try repository.page(states: stored, limit: limit, before: after) ?? []
+        let heldIDs = Set(held.map(\.id))
+        held += fromStore.filter { !heldIDs.contains($0.id) }
+        return Array(held.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }.prefix(limit))
     }
 
     public nonisolated func countsByState() -> [JobState: Int] { jobs.countsByState() }
@@ -231,27 +279,35 @@ public actor JobScheduler {
     /// Not isolated: a subscriber first, then the snapshot, so an event between the two is
     /// sent after a snapshot that may already show it (sent again, never missed).
     public nonisolated func subscribe(jobID: String? = nil, lastEventID: String? = nil) throws -> JobSubscription {
-        if let jobID, jobs[jobID] == nil, lastEventID == nil { throw SluiceError(.notFound, "no job \(jobID)") }
+        if let jobID, try job(id: jobID) == nil, lastEventID == nil { throw SluiceError(.notFound, "no job \(jobID)") }
         let (subscriber, missed) = events.subscribe(after: lastEventID)
         if let missed {
             let initial = jobID.map { id in missed.filter { $0.event.jobID == id } } ?? missed
             return JobSubscription(reset: false, initial: initial, changes: subscriber)
         }
-        guard jobID.map({ jobs[$0] != nil }) ?? true else {
+        guard try jobID.map({ try job(id: $0) != nil }) ?? true else {
             subscriber.cancel()
             throw SluiceError(.notFound, "no job \(jobID ?? "")")
         }
         let current = events.currentID
         let snapshot: [JobSnapshot]
         if let jobID {
-            guard let job = jobs[jobID] else {
+            guard let job = try job(id: jobID) else {
                 subscriber.cancel()
                 throw SluiceError(.notFound, "no job \(jobID)")
             }
             snapshot = [job]
         } else {
             // Chosen live first, then newest; sent oldest first, as the dashboard expects.
-            snapshot = jobs.snapshot(limit: Self.snapshotLimit)
+            var chosen = jobs.snapshot(limit: Self.snapshotLimit)
+            // Room left: the newest finished jobs a single node left to its store.
+            if cluster == nil, chosen.count < Self.snapshotLimit, jobs.storedOnly(in: JobState.finished) > 0,
+                let stored = try? repository.page(states: JobState.finished, limit: Self.snapshotLimit - chosen.count, before: nil)
+            {
+                let held = Set(chosen.map(\.id))
+                chosen = (chosen + stored.filter { !held.contains($0.id) }).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+            }
+            snapshot = chosen
         }
         return JobSubscription(
             reset: lastEventID != nil, initial: snapshot.map { JobEventMessage(.job($0), id: current) }, changes: subscriber
@@ -266,7 +322,9 @@ public actor JobScheduler {
         if let idempotencyKey {
             try IdempotencyKey.validate(idempotencyKey)
             let since = configuration.clock.now().addingTimeInterval(-IdempotencyKey.lifetime)
-            if let id = try repository.jobID(idempotencyKey: idempotencyKey, since: since), let job = jobs[id] {
+            // The job it made may have finished and left the table: the store has it then.
+            if let id = try repository.jobID(idempotencyKey: idempotencyKey, since: since), let job = try jobs[id] ?? storedFinishedJob(id)
+            {
                 return (job, true)
             }
         }
@@ -279,7 +337,7 @@ public actor JobScheduler {
             )
         }
         try checkEndpoints(notify: request.notify, proxy: request.proxy)
-        if let unknown = JobDependencies.unknown(in: request.after, exists: { jobs[$0] != nil }) {
+        if let unknown = try JobDependencies.unknown(in: request.after, exists: { try dependencyExists($0) }) {
             throw SluiceError(.invalidField, "after names no job \(unknown)", field: "after")
         }
         let now = configuration.clock.now()
@@ -317,6 +375,8 @@ public actor JobScheduler {
     /// Pauses the job and answers once its run has stopped and its checkpoint is stored: the
     /// `bytesDone` it returns is final, and an edit right after it sees those bytes.
     public func pause(id: String) async throws -> JobSnapshot {
+        try holdStored(id)
+        defer { letGoIfFinished(id) }
         _ = try apply(id) { $0.pauseRequested() }
         await settle([id])
         guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
@@ -352,6 +412,8 @@ public actor JobScheduler {
     }
 
     public func resume(id: String) throws -> JobSnapshot {
+        try holdStored(id)
+        defer { letGoIfFinished(id) }
         // The bytes on disk hash wrong: checking them again would fail again. Start over,
         // before the resume can start the download.
         if let failed = jobs[id], failed.state == .failed, failed.error?.code == SluiceError.Code.checksumMismatch.rawValue {
@@ -368,8 +430,8 @@ public actor JobScheduler {
         }
         // Dependencies deleted meanwhile have nothing left to wait for; failed ones are
         // waited for again (they can be retried).
-        if var waiting = jobs[id], waiting.after.contains(where: { jobs[$0] == nil }) {
-            waiting.after.removeAll { jobs[$0] == nil }
+        if var waiting = jobs[id], waiting.after.contains(where: { stateOf($0) == nil }) {
+            waiting.after.removeAll { stateOf($0) == nil }
             update(waiting)
         }
         var job = try apply(id) { $0.resumeRequested() }
@@ -389,6 +451,8 @@ public actor JobScheduler {
     /// that cannot write changes nothing (503), and a crash never brings back a job whose
     /// removal was told.
     public func delete(id: String, deleteFile: Bool) async throws {
+        try holdStored(id)
+        defer { letGoIfFinished(id) }
         guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
         try repository.delete(id: id, deliveries: webhooks?.deliveries(for: .removed, job: job) ?? [])
         noteControlWrite(id)
@@ -448,7 +512,7 @@ public actor JobScheduler {
 
     /// A job's webhook deliveries, oldest first.
     public func deliveries(id: String) throws -> [WebhookDelivery] {
-        guard jobs[id] != nil else { throw SluiceError(.notFound, "no job \(id)") }
+        guard try job(id: id) != nil else { throw SluiceError(.notFound, "no job \(id)") }
         return try webhooks?.deliveries(jobID: id) ?? []
     }
 

@@ -8,7 +8,8 @@ public protocol JobService: Sendable {
     /// Creates a job, or with an idempotency key already used in the last day, returns the
     /// job it made (`replayed`).
     func create(_ request: CreateJobRequest, idempotencyKey: String?) async throws -> (job: JobSnapshot, replayed: Bool)
-    func job(id: String) async -> JobSnapshot?
+    /// A job, live from memory or finished from the store (which may not answer: 503).
+    func job(id: String) async throws -> JobSnapshot?
     /// Newest first, optionally filtered by state, `limit` jobs after the job `after`.
     func list(states: Set<JobState>?, limit: Int, after: String?) async throws -> [JobSnapshot]
     func pause(id: String) async throws -> JobSnapshot

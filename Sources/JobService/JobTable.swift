@@ -23,6 +23,9 @@ public final class JobTable: Sendable {
         var dependent: Set<String> = []
         /// Queued jobs waiting out a `Retry-After`.
         var retrying: Set<String> = []
+        /// Finished jobs the store holds and this table does not (a single node keeps only
+        /// live jobs): counted, not held.
+        var storedOnly: [JobState: Int] = [:]
 
         mutating func set(_ job: JobSnapshot) {
             if job.state == .queued && job.retryAt != nil {
@@ -178,7 +181,38 @@ public final class JobTable: Sendable {
     /// A job's place by age: larger is newer (for ordering, not counting).
     public func position(of id: String) -> Int? { storage.withLock { $0.byID[id]?.position } }
 
-    public func countsByState() -> [JobState: Int] { storage.withLock { $0.counts } }
+    /// Every job's state counted: those held and the finished ones left to the store.
+    public func countsByState() -> [JobState: Int] {
+        storage.withLock { storage in storage.counts.merging(storage.storedOnly, uniquingKeysWith: +) }
+    }
+
+    /// How many jobs of `states` the store holds that this table does not: none means a read
+    /// need not ask the store.
+    public func storedOnly(in states: Set<JobState>) -> Int {
+        storage.withLock { storage in states.reduce(0) { $0 + (storage.storedOnly[$1] ?? 0) } }
+    }
+
+    /// How many finished jobs of each state the store holds beyond this table (at a start).
+    public func setStoredOnly(_ counts: [JobState: Int]) { storage.withLock { $0.storedOnly = counts } }
+
+    /// A finished job leaves the table, counted as the store's: its state is stored.
+    public func evict(_ id: String) {
+        storage.withLock { storage in
+            guard let job = storage.byID[id]?.job, !job.state.isLive else { return }
+            storage.remove(id)
+            storage.storedOnly[job.state, default: 0] += 1
+        }
+    }
+
+    /// A finished job read back from the store for a command (a resume, a delete): held
+    /// again, no longer counted as the store's alone.
+    public func adopt(_ job: JobSnapshot) {
+        storage.withLock { storage in
+            guard storage.byID[job.id] == nil else { return }
+            if !job.state.isLive, let count = storage.storedOnly[job.state], count > 0 { storage.storedOnly[job.state] = count - 1 }
+            storage.insertByAge(job)
+        }
+    }
 
     /// The jobs in `states`, oldest first, read from the state index.
     public func jobs(in states: Set<JobState>) -> [JobSnapshot] {
@@ -226,6 +260,21 @@ public final class JobTable: Sendable {
                 guard let id = storage.ids[index], let job = storage.byID[id]?.job else { continue }
                 if let states, !states.contains(job.state) { continue }
                 result.append(job)
+            }
+            return result
+        }
+    }
+
+    /// Newest first, `limit` jobs of `states` made before `bound` (by creation date, then
+    /// id): the table's part of a page whose cursor is a job the table does not hold.
+    public func list(states: Set<JobState>, limit: Int, madeBefore bound: (date: Date, id: String)) -> [JobSnapshot] {
+        storage.withLock { storage in
+            var result: [JobSnapshot] = []
+            var index = storage.ids.count - 1
+            while index >= 0, result.count < limit {
+                defer { index -= 1 }
+                guard let id = storage.ids[index], let job = storage.byID[id]?.job, states.contains(job.state) else { continue }
+                if (job.createdAt, job.id) < bound { result.append(job) }
             }
             return result
         }

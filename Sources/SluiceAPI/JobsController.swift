@@ -110,7 +110,7 @@ struct JobsController {
 
     @Sendable func get(_ request: Request, context: SluiceRequestContext) async throws -> Response {
         let id = try Self.id(context)
-        guard let job = await jobs.job(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
+        guard let job = try await jobs.job(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
         return JSONCoding.response(job)
     }
 

@@ -56,7 +56,7 @@ import Testing
                 #expect(await waitUntil(.seconds(5), every: .milliseconds(20)) { store.waiting == 1 }, "the resume waits on the store")
                 let start = ContinuousClock.now
                 for _ in 0..<50 {
-                    #expect(scheduler.job(id: ids[1])?.state == .paused)
+                    #expect(try scheduler.job(id: ids[1])?.state == .paused)
                     #expect(try scheduler.list(states: nil, limit: 10, after: nil).count == 3)
                     // The resumed job is already out of `paused` in memory; its write waits.
                     #expect(scheduler.countsByState()[.paused] == 2)
@@ -82,7 +82,10 @@ import Testing
                     #expect(try store.allJobs().first?.state == .running, "stored running by the creation's insert")
                     #expect(store.calls["insert"] == 1)
                     #expect(store.calls["update", default: 0] == 0, "no second write to start it")
-                    #expect(await waitUntil(.seconds(20), every: .milliseconds(20)) { scheduler.job(id: created.id)?.state == .completed })
+                    #expect(
+                        try await waitUntil(.seconds(20), every: .milliseconds(20)) {
+                            try scheduler.job(id: created.id)?.state == .completed
+                        })
                     #expect(store.calls["checkpoint", default: 0] == 0, "no store read for a checkpoint a new job cannot have")
                 }
             }

@@ -23,10 +23,14 @@ import Testing
                         )
                     }
                     #expect(
-                        await waitUntil(.seconds(20), every: .milliseconds(20)) {
-                            ids.allSatisfy { scheduler.job(id: $0)?.state == .completed }
+                        try await waitUntil(.seconds(20), every: .milliseconds(20)) {
+                            try ids.allSatisfy { try scheduler.job(id: $0)?.state == .completed }
                         }
                     )
+                    // Finished, they left the table for the store, which answers for them.
+                    #expect(ids.allSatisfy { scheduler.jobs[$0] == nil })
+                    #expect(try scheduler.job(id: ids[0])?.state == .completed)
+                    #expect(scheduler.countsByState()[.completed] == ids.count)
                     try await scheduler.delete(id: ids[0], deleteFile: true)
                     #expect(await scheduler.jobLimiters.isEmpty, "a finished job's limiter stays")
                     #expect(await scheduler.controlWrites.isEmpty, "a single node records control writes")

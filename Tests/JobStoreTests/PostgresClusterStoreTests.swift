@@ -241,7 +241,7 @@ struct PostgresClusterStoreTests {
             #expect(try a.update(queued, expectedState: .paused))
             await #expect(throws: SluiceError.self) { try await onB.resume(id: "j") }
             // b now shows what is stored, and changed nothing.
-            #expect(await onB.job(id: "j")?.state == .queued)
+            #expect(try await onB.job(id: "j")?.state == .queued)
             #expect(try a.job(id: "j")?.state == .queued)
             try await client.shutdown()
         }

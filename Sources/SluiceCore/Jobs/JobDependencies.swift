@@ -27,8 +27,8 @@ public enum JobDependencies {
     }
 
     /// The first job in `after` that does not exist, if any.
-    public static func unknown(in after: [String], exists: (String) -> Bool) -> String? {
-        after.first { !exists($0) }
+    public static func unknown(in after: [String], exists: (String) throws -> Bool) rethrows -> String? {
+        try after.first { try !exists($0) }
     }
 
     /// Whether making `id` wait for `after` would close a cycle: some job in `after` already

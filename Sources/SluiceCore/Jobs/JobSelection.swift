@@ -22,6 +22,16 @@ public enum JobSelection: Sendable, Equatable {
         )
     }
 
+    /// Whether the selection takes every job in `state` (`all`, or a list of states that names
+    /// it); a list of ids takes no state whole.
+    public func contains(state: JobState) -> Bool {
+        switch self {
+        case .all: true
+        case .states(let states): states.contains(state)
+        case .ids: false
+        }
+    }
+
     public func contains(_ job: JobSnapshot) -> Bool {
         switch self {
         case .all: true

@@ -1,6 +1,13 @@
 /// Where a job is in its life (CONTRACT §2).
 public enum JobState: String, Codable, Sendable, CaseIterable, Hashable {
     case queued, running, paused, completed, failed
+
+    /// Queued, running or paused: a job the service holds in memory. A finished one
+    /// (completed, failed) may live in the store only.
+    public var isLive: Bool { self == .queued || self == .running || self == .paused }
+
+    public static let live: Set<JobState> = [.queued, .running, .paused]
+    public static let finished: Set<JobState> = [.completed, .failed]
 }
 
 /// The job lifecycle as an explicit state machine: one method per event, each returning what

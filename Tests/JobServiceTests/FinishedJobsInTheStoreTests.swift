@@ -1,0 +1,82 @@
+import DownloadEngine
+import Foundation
+import JobService
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+/// Issue 20, point 3: a single node holds its live jobs; finished ones live in the store, read
+/// from there by id, by page and in the counts.
+@Suite struct FinishedJobsInTheStoreTests {
+    static func job(_ id: String, _ state: JobState, second: Double, after: [String] = []) -> JobSnapshot {
+        var job = JobSnapshot(
+            id: id, url: "http://127.0.0.1:9/\(id)", state: state, connections: 1, priority: 0,
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000 + second)
+        )
+        job.after = after
+        if state == .failed { job.error = .init(code: "network", message: "refused") }
+        if state == .completed { job.sha256 = String(repeating: "0", count: 64) }
+        return job
+    }
+
+    /// A store of five finished and two paused jobs (`p2` waits for `c1`).
+    static func store() throws -> InMemoryJobRepository {
+        let store = InMemoryJobRepository()
+        let jobs = [
+            job("c0", .completed, second: 0), job("c1", .completed, second: 1), job("f2", .failed, second: 2),
+            job("p3", .paused, second: 3), job("c4", .completed, second: 4), job("f5", .failed, second: 5),
+            job("p6", .paused, second: 6, after: ["c1"]),
+        ]
+        for job in jobs { try store.insert(job) }
+        return store
+    }
+
+    @Test func aStartLoadsLiveJobsOnlyAndReadsFinishedOnesFromTheStore() async throws {
+        try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
+            let store = try Self.store()
+            try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
+                #expect(store.calls["allJobs"] == nil)
+                #expect(store.calls["liveJobs"] == 1)
+                #expect(scheduler.jobs.count == 2)
+                let counts = scheduler.countsByState()
+                #expect(counts[.completed] == 3 && counts[.failed] == 2 && counts[.paused] == 2)
+                #expect(try scheduler.job(id: "f2")?.error?.message == "refused")
+                #expect(try scheduler.job(id: "nope") == nil)
+                #expect(try scheduler.list(states: [.completed], limit: 10).map(\.id) == ["c4", "c1", "c0"])
+                #expect(try scheduler.list(limit: 4).map(\.id) == ["p6", "f5", "c4", "p3"])
+                #expect(try scheduler.list(limit: 4, after: "c4").map(\.id) == ["p3", "f2", "c1", "c0"])
+                #expect(try scheduler.list(limit: 2, after: "p3").map(\.id) == ["f2", "c1"])
+                // A key that made a job now finished still names it.
+                try store.insert(Self.job("k7", .completed, second: 7), idempotencyKey: "key-7")
+                let replay = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/other"), idempotencyKey: "key-7")
+                #expect(replay.replayed && replay.job.id == "k7")
+                // A paused job waiting for a completed one that is not held still sees it done.
+                #expect(try scheduler.job(id: "p6")?.waitingFor == [])
+            }
+        }
+    }
+
+    @Test func commandsOnAStoredJobReadItBackAndLetItGoAgain() async throws {
+        try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
+            let store = try Self.store()
+            try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
+                // A completed job refuses a pause (409), not "no job" (404).
+                await #expect(throws: SluiceError.self) { try await scheduler.pause(id: "c0") }
+                #expect(scheduler.jobs["c0"] == nil)
+                // A failed one paused is live again, and held.
+                let resumed = try await scheduler.pause(id: "f5")
+                #expect(resumed.state == .paused)
+                #expect(scheduler.jobs["f5"]?.state == .paused)
+                #expect(scheduler.countsByState()[.failed] == 1)
+                // A delete of a stored one removes it from the store and the counts.
+                try await scheduler.delete(id: "c4", deleteFile: false)
+                #expect(try store.job(id: "c4") == nil)
+                #expect(scheduler.countsByState()[.completed] == 2)
+                // Deleting every completed job reaches the stored ones.
+                #expect(try await scheduler.deleteAll(states: [.completed], deleteFile: false) == 2)
+                #expect(scheduler.countsByState()[.completed, default: 0] == 0)
+                #expect(try store.countsByState()[.completed] == nil)
+            }
+        }
+    }
+}
