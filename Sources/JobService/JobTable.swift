@@ -266,17 +266,34 @@ public final class JobTable: Sendable {
     }
 
     /// Newest first, `limit` jobs of `states` made before `bound` (by creation date, then
-    /// id): the table's part of a page whose cursor is a job the table does not hold.
+    /// id): the table's part of a page whose cursor is a job the table does not hold. The
+    /// table is in age order, so the bound is found by a binary search, and the page is read
+    /// from the state indexes below it.
     public func list(states: Set<JobState>, limit: Int, madeBefore bound: (date: Date, id: String)) -> [JobSnapshot] {
         storage.withLock { storage in
-            var result: [JobSnapshot] = []
-            var index = storage.ids.count - 1
-            while index >= 0, result.count < limit {
-                defer { index -= 1 }
-                guard let id = storage.ids[index], let job = storage.byID[id]?.job, states.contains(job.state) else { continue }
-                if (job.createdAt, job.id) < bound { result.append(job) }
+            // The first position holding a job made at or after the bound's date.
+            var low = 0
+            var high = storage.ids.count
+            while low < high {
+                let middle = (low + high) / 2
+                // A removed job's place: the nearest held one after it decides.
+                var probe = middle
+                while probe < high, storage.ids[probe] == nil { probe += 1 }
+                guard probe < high, let id = storage.ids[probe], let job = storage.byID[id]?.job else {
+                    high = middle
+                    continue
+                }
+                if job.createdAt < bound.date { low = probe + 1 } else { high = middle }
             }
-            return result
+            // Jobs made at the bound's very date may still sort below it by id: look a little
+            // past it, then keep exactly those below the bound.
+            var end = low
+            while end < storage.ids.count {
+                if let id = storage.ids[end], let job = storage.byID[id]?.job, job.createdAt != bound.date { break }
+                end += 1
+            }
+            return storage.page(states: states, below: end, limit: limit + (end - low)).filter { ($0.createdAt, $0.id) < bound }
+                .prefix(limit).map { $0 }
         }
     }
 

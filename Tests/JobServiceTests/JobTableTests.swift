@@ -34,6 +34,25 @@ import Testing
         #expect(table.countsByState()[.paused] == 3 && table.countsByState()[.queued] == 1 && table.count == 5)
     }
 
+    /// The table's part of a page whose cursor is a stored job: found by date, below it, holes
+    /// and jobs made at the same second included.
+    @Test func aPageBelowADateSkipsHolesAndOrdersTiesById() {
+        let table = JobTable()
+        table.load((0..<10).map { Self.job("j\($0)", age: Double($0), state: $0 % 2 == 0 ? .queued : .paused) })
+        table.insertByAge(Self.job("k5", age: 5))
+        table["j4"] = nil
+        table["j6"] = nil
+        let date = Self.job("x", age: 5).createdAt
+        #expect(table.list(states: Set(JobState.allCases), limit: 3, madeBefore: (date, "k")).map(\.id) == ["j5", "j3", "j2"])
+        #expect(table.list(states: Set(JobState.allCases), limit: 3, madeBefore: (date, "z")).map(\.id) == ["k5", "j5", "j3"])
+        #expect(table.list(states: [.queued], limit: 10, madeBefore: (date.addingTimeInterval(3), "a")).map(\.id) == ["k5", "j2", "j0"])
+        #expect(
+            table.list(states: [.paused], limit: 10, madeBefore: (date.addingTimeInterval(100), "a")).map(\.id) == [
+                "j9", "j7", "j5", "j3", "j1",
+            ])
+        #expect(table.list(states: [.paused], limit: 10, madeBefore: (date.addingTimeInterval(-100), "a")).isEmpty)
+    }
+
     @Test func manyRemovalsCompactWithoutLosingTheOrder() {
         let table = JobTable()
         for index in 0..<5000 { table["j\(index)"] = Self.job("j\(index)", age: Double(index), state: index % 2 == 0 ? .queued : .paused) }
