@@ -126,7 +126,7 @@ extension JobScheduler {
             guard update(job) else { continue }
             webhooks?.record(.failed, job: job)
             pending += (dependents[id] ?? []).map { ($0, "dependency \(id) failed") }
-            letGoIfFinished(id)
+            letGoIfFinished(id, waitedFor: dependents[id] != nil)
         }
     }
 
@@ -162,10 +162,13 @@ extension JobScheduler {
 
     /// A finished job whose state is stored leaves the table on a single node: the store
     /// holds it, the table counts it. The live jobs that wait for it keep its state.
-    func letGoIfFinished(_ id: String) {
+    ///
+    /// `waitedFor`, when the caller knows it (a chain failing link by link does), saves a look
+    /// at every dependent job.
+    func letGoIfFinished(_ id: String, waitedFor: Bool? = nil) {
         guard cluster == nil, let job = jobs[id], !job.state.isLive, running[id] == nil, stopping[id] == nil, !editing.contains(id)
         else { return }
-        if jobs.withDependencies.contains(where: { $0.after.contains(id) }) { finishedDependencies[id] = job.state }
+        if waitedFor ?? jobs.isWaitedFor(id) { finishedDependencies[id] = job.state }
         jobs.evict(id)
         jobLimiters[id] = nil
         lastProgressEvent[id] = nil

@@ -237,6 +237,12 @@ public final class JobTable: Sendable {
         storage.withLock { storage in storage.retrying.compactMap { storage.byID[$0]?.job.retryAt }.min() }
     }
 
+    /// Whether a held job names `id` in its `after` (read from the dependent jobs only, with
+    /// no copy or sort of them).
+    public func isWaitedFor(_ id: String) -> Bool {
+        storage.withLock { storage in storage.dependent.contains { storage.byID[$0]?.job.after.contains(id) == true } }
+    }
+
     /// The jobs that have an `after` or a `waitingFor`, oldest first.
     public var withDependencies: [JobSnapshot] {
         storage.withLock { storage in
