@@ -62,16 +62,25 @@ extension PostgresJobRepository {
 
     /// One transaction, one commit, for every run's progress.
     public func saveProgress(_ runs: [(job: JobSnapshot, lease: Lease)]) throws -> [String] {
-        if runs.count == 1, let (job, lease) = runs.first {
-            // One run (the usual case): one round trip, no transaction around it.
-            return try connections.withConnection { try saveProgress(job, lease: lease, on: $0) } ? [] : [lease.jobID]
+        let saved = try fencedWrites(runs.map(\.lease)) { index, connection in
+            try saveProgress(runs[index].job, lease: runs[index].lease, on: connection)
         }
-        guard !runs.isEmpty else { return [] }
-        // Rows locked in id order, as every multi-row write of a node does: two of its
-        // transactions over the same jobs never wait on each other in a circle.
-        let ordered = runs.sorted { $0.lease.jobID < $1.lease.jobID }
+        return runs.indices.filter { !saved[$0] }.map { runs[$0].lease.jobID }
+    }
+
+    /// Writes fenced by `leases`, one each (`write(index, connection)`), in one transaction;
+    /// whether each lease was honoured, in the given order. Rows are locked in id order (a
+    /// job's own writes in theirs), as every multi-row write of a node does: two of its
+    /// transactions over the same jobs never wait on each other in a circle. One write (the
+    /// usual case) is one round trip, with no transaction around it.
+    private func fencedWrites(_ leases: [Lease], _ write: (Int, PostgresConnection) throws -> Bool) throws -> [Bool] {
+        if leases.count == 1 { return [try connections.withConnection { try write(0, $0) }] }
+        guard !leases.isEmpty else { return [] }
+        let order = leases.indices.sorted { (leases[$0].jobID, $0) < (leases[$1].jobID, $1) }
         return try connections.transaction { connection in
-            try ordered.compactMap { job, lease in try saveProgress(job, lease: lease, on: connection) ? nil : lease.jobID }
+            var saved = [Bool](repeating: false, count: leases.count)
+            for index in order { saved[index] = try write(index, connection) }
+            return saved
         }
     }
 
@@ -94,16 +103,8 @@ extension PostgresJobRepository {
 
     /// One transaction, one commit, for every run's checkpoint.
     public func saveCheckpoints(_ writes: [(checkpoint: DownloadCheckpoint?, lease: Lease)]) throws -> [Bool] {
-        if writes.count == 1, let write = writes.first {
-            return [try connections.withConnection { try saveCheckpoint(write.checkpoint, lease: write.lease, on: $0) }]
-        }
-        guard !writes.isEmpty else { return [] }
-        // In id order (a job's own writes in theirs): see `saveProgress`.
-        let order = writes.indices.sorted { (writes[$0].lease.jobID, $0) < (writes[$1].lease.jobID, $1) }
-        return try connections.transaction { connection in
-            var saved = [Bool](repeating: false, count: writes.count)
-            for index in order { saved[index] = try saveCheckpoint(writes[index].checkpoint, lease: writes[index].lease, on: connection) }
-            return saved
+        try fencedWrites(writes.map(\.lease)) { index, connection in
+            try saveCheckpoint(writes[index].checkpoint, lease: writes[index].lease, on: connection)
         }
     }
 

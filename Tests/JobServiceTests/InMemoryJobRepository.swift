@@ -104,14 +104,7 @@ final class InMemoryJobRepository: JobRepository {
     }
 
     func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws {
-        call("saveCheckpoint") { storage in
-            guard let index = storage.jobs.firstIndex(where: { $0.job.id == id }) else { return }
-            storage.jobs[index].checkpoint = checkpoint
-            if let checkpoint {
-                storage.jobs[index].job.bytesDone = checkpoint.writtenBytes
-                if let total = checkpoint.totalBytes { storage.jobs[index].job.bytesTotal = total }
-            }
-        }
+        try saveCheckpoints([CheckpointWrite(id: id, checkpoint: checkpoint)])
     }
 
     func saveCheckpoints(_ writes: [CheckpointWrite]) throws {
