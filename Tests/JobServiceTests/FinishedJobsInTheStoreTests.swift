@@ -50,6 +50,14 @@ import Testing
                 try store.insert(Self.job("k7", .completed, second: 7), idempotencyKey: "key-7")
                 let replay = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/other"), idempotencyKey: "key-7")
                 #expect(replay.replayed && replay.job.id == "k7")
+                // CONTRACT §3: the event stream's first snapshot has the stored jobs too, oldest
+                // first; a stream of one stored job starts with it.
+                let all = try scheduler.subscribe()
+                all.changes.cancel()
+                #expect(all.initial.map(\.event.jobID) == ["c0", "c1", "f2", "p3", "c4", "f5", "p6", "k7"])
+                let one = try scheduler.subscribe(jobID: "c1")
+                one.changes.cancel()
+                #expect(one.initial.map(\.event.jobID) == ["c1"])
                 // A paused job waiting for a completed one that is not held still sees it done.
                 #expect(try scheduler.job(id: "p6")?.waitingFor == [])
             }
@@ -61,7 +69,8 @@ import Testing
             let store = try Self.store()
             try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
                 // A completed job refuses a pause (409), not "no job" (404).
-                await #expect(throws: SluiceError.self) { try await scheduler.pause(id: "c0") }
+                let refusal = await #expect(throws: SluiceError.self) { try await scheduler.pause(id: "c0") }
+                #expect(refusal?.code == .invalidTransition)
                 #expect(scheduler.jobs["c0"] == nil)
                 // A failed one paused is live again, and held.
                 let resumed = try await scheduler.pause(id: "f5")
