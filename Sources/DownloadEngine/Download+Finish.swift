@@ -33,6 +33,7 @@ extension Download {
         // Last point of return: a pause or delete that came during the hash wins here;
         // after this the file is placed and the run's result is honoured.
         try Task.checkCancellation()
+        state.commit()
         let name = target.fileName ?? state.remote?.fileName ?? "download"
         // The intent first, so a crash between placing and saving `completed` is recognised
         // at the next start instead of downloading and placing a second copy.
@@ -74,6 +75,7 @@ extension Download {
         guard let stored, stored.url == url, let intent = stored.placement,
             let path = FilePlacement.find(intent, at: target.destination, partial: target.partialPath)
         else { return nil }
+        state.commit()
         try await store.remove()
         state.setPhase(.finished)
         return DownloadResult(path: path, fileName: (path as NSString).lastPathComponent, sha256: intent.sha256, bytes: intent.size)

@@ -48,6 +48,10 @@ public final class Download: Sendable {
     /// Which parts of the file are on disk and which are being fetched, now.
     public func segments() -> [JobSegment] { state.segments() }
 
+    /// The run has passed its last point of return: its file is being placed (or is), so it
+    /// ends with its result whatever stops it now, on its store calls' own deadlines.
+    public var isCommitted: Bool { state.committed }
+
     /// The newest progress, computed now.
     public func currentProgress() -> DownloadProgress {
         var meter = SpeedMeter()

@@ -27,6 +27,9 @@ final class DownloadState: Sendable {
         /// This run truncated the partial file and started from byte 0: what it wrote is its
         /// own, and may be thrown away when it cannot be resumed.
         var startedFromZero = false
+        /// Past the run's last point of return: the file is being placed (or is), and a
+        /// stop no longer changes the outcome.
+        var committed = false
         /// The hasher, waiting for the prefix on disk to reach a length.
         var prefixWaiter: (length: Int64, continuation: CheckedContinuation<Void, Never>)?
 
@@ -63,6 +66,9 @@ final class DownloadState: Sendable {
     func setPhase(_ phase: DownloadProgress.Phase) {
         inner.withLock { $0.phase = phase }
     }
+
+    var committed: Bool { inner.withLock { $0.committed } }
+    func commit() { inner.withLock { $0.committed = true } }
 
     func connectionOpened() { inner.withLock { $0.activeConnections += 1 } }
     func connectionClosed() { inner.withLock { $0.activeConnections -= 1 } }

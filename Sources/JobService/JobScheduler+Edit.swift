@@ -68,7 +68,7 @@ extension JobScheduler {
         // its way) ends first, after its checkpoint: the checkpoint judged and kept below is
         // the newest, never an older one the run is about to overwrite.
         if patch.changesTheDownload, let pending = stopping[id] {
-            _ = await pending.value
+            _ = await pending.task.value
             StoreCallBudget.renew()
             job = try editable(id)
             try checkDependencies(patch.after, of: id)

@@ -53,7 +53,7 @@ extension JobScheduler {
         let task = Task { () -> Outcome in
             await StoreCallBudget.$current.withValue(nil) { () -> Outcome in
                 // A paused run that placed its file before it saw the pause has done the work.
-                if case .success(let result)? = await previous?.value {
+                if case .success(let result)? = await previous?.task.value {
                     await self.finished(id: id, generation: current, .success(result))
                     return .success(result)
                 }
@@ -110,26 +110,37 @@ extension JobScheduler {
     }
 
     func finished(id: String, generation: Int, _ outcome: Outcome) async {
-        guard running[id]?.generation == generation else {
+        guard let run = running[id], run.generation == generation else {
             // A stopped run that finished anyway (the pause or the shutdown came after the
             // file was placed): honour it, unless a newer run exists, which picks the result
             // up itself.
             if case .success = outcome, running[id] == nil, let job = jobs[id], [.paused, .queued, .running].contains(job.state) {
-                await completeBounded(id: id, outcome)
+                let recorded = await completeBounded(id: id, outcome)
+                // Done with: nothing is left of the run for a later one to take over.
+                if jobs[id]?.state == .completed, stopping[id]?.generation == generation {
+                    stopping[id] = nil
+                    if recorded { letGoIfFinished(id) }
+                }
             } else {
                 releaseLease(id)
             }
             return
         }
+        // Until its end is recorded the run counts as stopping: a pause that comes while a
+        // cluster's store records it waits for that record, and answers what it says.
         running[id] = nil
-        await completeBounded(id: id, outcome)
+        stopping[id] = run
+        let recorded = await completeBounded(id: id, outcome)
+        if stopping[id]?.generation == generation { stopping[id] = nil }
+        // A finished job the store took leaves the table now that no pause waits on its run.
+        if recorded { letGoIfFinished(id) }
     }
 
     /// Records a run's end with the store calls of a command's budget: this actor waits on
     /// those made in its turn (a webhook's record, a read back), and a stalled store must not
     /// hold it longer than a command may wait. An end the store does not take in time is
     /// recorded by the heartbeat (`unrecordedRuns`).
-    private func completeBounded(id: String, _ outcome: Outcome) async {
+    private func completeBounded(id: String, _ outcome: Outcome) async -> Bool {
         await StoreCallBudget.bounded {
             await complete(id: id, outcome)
         }
@@ -139,14 +150,21 @@ extension JobScheduler {
     static let storeRetryDelay: TimeInterval = 5
 
     /// Records how a run ended and starts what can start next.
-    private func complete(id: String, _ outcome: Outcome) async {
+    /// Returns false when the store could not take the end (the heartbeat records it later).
+    private func complete(id: String, _ outcome: Outcome) async -> Bool {
         lastProgressEvent[id] = nil
         // A finished job whose end the store took leaves the table when this is done.
         var unstored = false
-        guard var job = jobs[id] else { return }
+        guard var job = jobs[id] else { return true }
         var lifecycle = JobLifecycle(state: job.state)
         switch outcome {
         case .success(let result):
+            // Already recorded: a run that waited for an earlier one to end took over a
+            // result that run had recorded itself.
+            guard lifecycle.state.isLive else {
+                logger.notice("job \(id) is \(job.state.rawValue) already; the same result again changes nothing")
+                return true
+            }
             if result.bytes > job.bytesDone { bytesDownloaded.increment(by: result.bytes - job.bytesDone) }
             _ = lifecycle.downloadFinished()
             job.state = lifecycle.state
@@ -160,10 +178,10 @@ extension JobScheduler {
             job.error = nil
         case .failure(is CancellationError):
             releaseLease(id)
-            return
+            return true
         case .failure(is LeaseLost):
             leases[id] = nil
-            return
+            return true
         case .failure(let later as RetryLater):
             // Waiting out a long Retry-After: the slot goes to another job meanwhile.
             logger.info("job \(id) waits \(later.delay) before its next try: \(later.error)")
@@ -208,13 +226,13 @@ extension JobScheduler {
                 // A read of the change feed that began during the wait is older than this.
                 noteControlWrite(id)
                 // Deleted meanwhile: nothing to record or show.
-                guard jobs[id] != nil else { return }
+                guard jobs[id] != nil else { return true }
                 guard recorded else {
                     // Taken back meanwhile: the outcome is another node's to record.
                     leasesLostCounter.increment()
                     try? refresh(id)
                     schedule()
-                    return
+                    return true
                 }
             } catch {
                 // Shown ended here, recorded by the heartbeat once the store answers (or
@@ -223,18 +241,18 @@ extension JobScheduler {
                 unrecordedRuns[id] = (job, lease)
             }
             // Deleted while the store was asked: nothing to show.
-            guard let now = jobs[id] else { return }
+            guard let now = jobs[id] else { return true }
             // Paused, resumed or edited meanwhile: the store holds what won; read it.
             if now != before, unrecordedRuns[id] == nil {
                 try? refresh(id)
                 schedule()
-                return
+                return true
             }
             if unrecordedRuns[id] != nil {
                 jobs[id] = job
                 events.publish(.job(job))
                 schedule()
-                return
+                return false
             }
         } else {
             do { try repository.update(job) } catch {
@@ -254,5 +272,6 @@ extension JobScheduler {
         schedule()
         scheduleWakeUp()
         if !unstored { letGoIfFinished(id) }
+        return !unstored
     }
 }

@@ -31,6 +31,9 @@ public actor JobScheduler {
         public var nodeName: String = ProcessInfo.processInfo.hostName
         /// Whether a job may skip certificate verification (`--allow-insecure-tls`).
         public var allowInsecureTLS = false
+        /// The longest a pause waits for a run to stop before it answers anyway (a run that
+        /// is placing its file is waited for to its end). Real time: it bounds a request.
+        public var settleLimit: Duration = .seconds(5)
 
         public init(
             cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
@@ -88,8 +91,9 @@ public actor JobScheduler {
     /// Job ids, oldest first.
     var order: [String] { jobs.orderedIDs }
     var running: [String: Run] = [:]
-    /// Downloads told to stop whose tasks may still be checkpointing.
-    var stopping: [String: Task<Outcome, Never>] = [:]
+    /// Runs told to stop whose tasks may still be checkpointing, and runs whose end is
+    /// being recorded: a pause waits for them.
+    var stopping: [String: Run] = [:]
     var generation = 0
     var isShuttingDown = false
     var lastProgressEvent: [String: ContinuousClock.Instant] = [:]
@@ -379,36 +383,51 @@ public actor JobScheduler {
         defer { letGoIfFinished(id) }
         _ = try apply(id) { $0.pauseRequested() }
         await settle([id])
-        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        // A run that placed its file meanwhile may have let its job go: the store has it.
+        guard let job = try job(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
         return job
     }
 
-    /// The longest a pause waits for a run to stop before it answers anyway.
-    static let settleLimit: Duration = .seconds(5)
-
-    /// Waits (up to `settleLimit`) for the stopped runs of `ids` to end, their checkpoints
+    /// Waits (up to `Configuration.settleLimit`) for the stopped runs of `ids` to end, their checkpoints
     /// saved, then takes the bytes each checkpoint covers as the job's own: what a run had
     /// in flight when it was stopped is counted, and nothing more will be.
     func settle(_ ids: [String]) async {
         let pending = ids.compactMap { id in stopping[id].map { (id, $0) } }
         guard !pending.isEmpty else { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for (_, task) in pending { _ = await task.value }
-            }
-            group.addTask { try? await Task.sleep(for: Self.settleLimit) }
-            await group.next()
-            group.cancelAll()
-        }
+        await Self.waitForRuns(pending.map(\.1.task), upTo: configuration.settleLimit)
+        // A run past its last point of return (placing its file, recording its end) ends
+        // with its result whatever the stop: that result is the answer, so it is waited for,
+        // on the deadlines of its own store calls. One that has not reached it never will.
+        for (_, run) in pending where run.download.isCommitted { _ = await run.task.value }
         // The wait was the run's, not the store's.
         StoreCallBudget.renew()
-        for (id, task) in pending {
+        for (id, run) in pending {
             // Only a run that has ended, with no newer one started meanwhile (a resume).
-            guard stopping[id] == task, running[id] == nil, var job = jobs[id], job.state != .running else { continue }
+            guard stopping[id]?.generation == run.generation, running[id] == nil, var job = jobs[id], job.state != .running else {
+                continue
+            }
             guard let checkpoint = try? repository.checkpoint(id: id), checkpoint.writtenBytes != job.bytesDone else { continue }
             job.bytesDone = checkpoint.writtenBytes
             update(job)
         }
+    }
+
+    /// Waits until `tasks` have ended or `limit` has passed, whichever comes first. (A task
+    /// group would wait for its waiting child at the end anyway: a wait on a task's value
+    /// does not end when cancelled.)
+    static func waitForRuns(_ tasks: [Task<Outcome, Never>], upTo limit: Duration) async {
+        let (ended, signal) = AsyncStream.makeStream(of: Void.self)
+        let waiter = Task {
+            for task in tasks { _ = await task.value }
+            signal.finish()
+        }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            signal.finish()
+        }
+        for await _ in ended {}
+        timer.cancel()
+        _ = waiter
     }
 
     public func resume(id: String) throws -> JobSnapshot {
@@ -482,7 +501,7 @@ public actor JobScheduler {
         // A run that placed its file before the stop reached it: the file is finished, and
         // goes with the job only when the request says so.
         if deleteFile, let placed = placedFiles.removeValue(forKey: id) { unlink(placed) }
-        if case .success(let result) = await pending?.value, deleteFile {
+        if case .success(let result) = await pending?.task.value, deleteFile {
             unlink(result.path)
         }
         // The wait was the run's, not the store's (a bulk delete goes on to the next job).
@@ -502,8 +521,8 @@ public actor JobScheduler {
             var lifecycle = JobLifecycle(state: .running)
             if lifecycle.serviceStopping() == .stopDownload { stop(id) }
         }
-        let tasks = Array(stopping.values)
-        for task in tasks { _ = await task.value }
+        let runs = Array(stopping.values)
+        for run in runs { _ = await run.task.value }
         wakeUp?.cancel()
         events.finishAll()
         // A cluster node's stopped runs gave their jobs back to the queue for the others.
@@ -642,7 +661,7 @@ public actor JobScheduler {
     func stop(_ id: String) {
         guard let run = running.removeValue(forKey: id) else { return }
         run.task.cancel()
-        stopping[id] = run.task
+        stopping[id] = run
     }
 
     private static func newID() -> String {

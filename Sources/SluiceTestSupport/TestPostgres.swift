@@ -106,6 +106,13 @@ public enum TestPostgres {
         return server.url(database: name)
     }
 
+    /// Runs `sql` with psql on the database at `url`; returns what it printed (rows
+    /// unaligned, no headers).
+    @discardableResult
+    public static func sql(_ sql: String, database url: String) throws -> String {
+        try run("/usr/bin/psql", [url, "-v", "ON_ERROR_STOP=1", "-q", "-A", "-t"], input: sql)
+    }
+
     /// A server of the test's own (to restart it, or stop it, without disturbing others);
     /// stopped and removed by the returned server's `stop()` and at exit.
     public static func ownServer() throws -> Server {

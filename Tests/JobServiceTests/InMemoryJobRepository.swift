@@ -29,12 +29,21 @@ final class InMemoryJobRepository: JobRepository {
     func freeze() { frozen.withLock { $0 = true } }
     func thaw() { frozen.withLock { $0 = false } }
 
+    /// While set, a save of a placement intent waits: the store stalls just as a run, its
+    /// file verified, is about to place it.
+    private let placementsHeld = Mutex(false)
+    func holdPlacements() { placementsHeld.withLock { $0 = true } }
+    func releasePlacements() { placementsHeld.withLock { $0 = false } }
+
+    private func waitWhile(_ held: borrowing Mutex<Bool>) {
+        guard held.withLock({ $0 }) else { return }
+        waitingCalls.withLock { $0 += 1 }
+        while held.withLock({ $0 }) { usleep(1000) }
+        waitingCalls.withLock { $0 -= 1 }
+    }
+
     private func call<T>(_ name: String, _ body: (inout Storage) throws -> T) rethrows -> T {
-        if frozen.withLock({ $0 }) {
-            waitingCalls.withLock { $0 += 1 }
-            while frozen.withLock({ $0 }) { usleep(1000) }
-            waitingCalls.withLock { $0 -= 1 }
-        }
+        waitWhile(frozen)
         return try storage.withLock { storage in
             storage.calls[name, default: 0] += 1
             return try body(&storage)
@@ -108,6 +117,7 @@ final class InMemoryJobRepository: JobRepository {
     }
 
     func saveCheckpoints(_ writes: [CheckpointWrite]) throws {
+        if writes.contains(where: { $0.checkpoint?.placement != nil }) { waitWhile(placementsHeld) }
         call("saveCheckpoints") { storage in
             for write in writes {
                 guard let index = storage.jobs.firstIndex(where: { $0.job.id == write.id }) else { continue }

@@ -10,19 +10,18 @@ import Testing
 @Suite struct JobServiceTests {
     /// A started scheduler on `store`, shut down (with its client) after `body`.
     static func withScheduler(
-        _ directory: TemporaryDirectory, store: InMemoryJobRepository, maxActive: Int = 3,
+        _ directory: TemporaryDirectory, store: InMemoryJobRepository, maxActive: Int = 3, settleLimit: Duration = .seconds(5),
         _ body: (JobScheduler) async throws -> Void
     ) async throws {
         for name in ["cache", "documents"] {
             try FileManager.default.createDirectory(atPath: directory.path + "/" + name, withIntermediateDirectories: true)
         }
         let client = Fetcher()
-        let scheduler = try JobScheduler(
-            configuration: .init(
-                cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents", maxActive: maxActive
-            ),
-            repository: store, client: client
+        var configuration = JobScheduler.Configuration(
+            cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents", maxActive: maxActive
         )
+        configuration.settleLimit = settleLimit
+        let scheduler = try JobScheduler(configuration: configuration, repository: store, client: client)
         await scheduler.start()
         do {
             try await body(scheduler)

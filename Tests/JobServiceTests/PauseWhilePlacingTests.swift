@@ -1,0 +1,40 @@
+import Foundation
+import JobService
+import SluiceCore
+import SluiceTestSupport
+import Synchronization
+import Testing
+
+/// A pause's answer is final (issue 10, issue 20 point 5): a run that has passed its last
+/// point of return when the pause comes places its file, and the pause says so.
+@Suite struct PauseWhilePlacingTests {
+    /// CI failed once: a pause answered `paused` and the job was `completed` right after,
+    /// its run having been placing its file when the pause's wait for it ran out.
+    @Test func aPauseWhileTheFileIsPlacedWaitsForItAndAnswersCompleted() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let store = InMemoryJobRepository()
+                store.holdPlacements()
+                try await JobServiceTests.withScheduler(directory, store: store, settleLimit: .milliseconds(200)) { scheduler in
+                    let id = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:\(port)/testdata/1M?seed=7")).job.id
+                    // Verified, past its last point of return, and its intent waits on the store.
+                    #expect(await waitUntil(.seconds(30), every: .milliseconds(10)) { store.waiting == 1 }, "the run saves its intent")
+                    let answered = Mutex(false)
+                    let pausing = Task {
+                        defer { answered.withLock { $0 = true } }
+                        return try await scheduler.pause(id: id)
+                    }
+                    // Five times the pause's limit for a run that can still stop: this one cannot.
+                    let early = await waitUntil(.seconds(1), every: .milliseconds(20)) { answered.withLock { $0 } }
+                    store.releasePlacements()
+                    let pause = try await pausing.value
+                    #expect(!early, "the pause answered while the file was being placed")
+                    #expect(pause.state == .completed)
+                    #expect(try scheduler.job(id: id)?.state == .completed)
+                    let placed = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/documents")
+                    #expect(placed.count == 1, "\(placed)")
+                }
+            }
+        }
+    }
+}
