@@ -51,7 +51,7 @@ extension JobScheduler {
     /// its checkpoint; a completed job's file is one whole segment.
     public func segments(id: String) throws -> [JobSegment] {
         guard let job = try self.job(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
-        if let run = running[id] { return run.download.segments() }
+        if let run = runs.running(id) { return run.download.segments() }
         if job.state == .completed {
             let size = job.bytesTotal ?? job.bytesDone
             return size > 0 ? [JobSegment(start: 0, end: size, done: size, active: false)] : []

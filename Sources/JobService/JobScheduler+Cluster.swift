@@ -18,7 +18,7 @@ extension JobScheduler {
     /// `GET /nodes`: the cluster's nodes, or this one alone.
     public func nodes() throws -> [NodeStatus] {
         if let cluster { return try cluster.nodes() }
-        let runningJobs = order.filter { running[$0] != nil }
+        let runningJobs = order.filter { runs.running($0) != nil }
         return [NodeStatus(name: nodeName, startedAt: startedAt, lastHeartbeat: Date(), age: 0, runningJobs: runningJobs)]
     }
 
@@ -45,7 +45,7 @@ extension JobScheduler {
             noteControlWrite(claim.job.id)
             // Rescued from this node and claimed again before it heard: the old run stops
             // (its writes are refused now), and the new one waits for it.
-            if running[claim.job.id] != nil { stop(claim.job.id) }
+            if runs.running(claim.job.id) != nil { stop(claim.job.id) }
             var job = claim.job
             job.node = nodeName
             if jobs[job.id] == nil { jobs.insertByAge(job) }
@@ -115,7 +115,7 @@ extension JobScheduler {
 
     /// Gives a stopped run's lease back (a run an edit stopped keeps it, to go on).
     func releaseLease(_ id: String) {
-        guard let cluster, !editing.contains(id), running[id] == nil, let lease = leases.removeValue(forKey: id) else { return }
+        guard let cluster, !editing.contains(id), runs.running(id) == nil, let lease = leases.removeValue(forKey: id) else { return }
         unsavedProgress[id] = nil
         // Not waited for: an unreleased lease lapses by itself.
         let logger = self.logger
@@ -244,7 +244,7 @@ extension JobScheduler {
         }
         var row = stored
         row.waitingFor = local.waitingFor  // computed here, not stored
-        if leases[row.id] != nil || running[row.id] != nil {
+        if leases[row.id] != nil || runs.running(row.id) != nil {
             // Still running here as far as the store says (an edit that stopped the run for
             // a moment holds its lease too): its own progress is newer than the row's.
             // Otherwise paused, deleted or taken back elsewhere: the run stops.
@@ -346,7 +346,7 @@ extension JobScheduler {
     /// The store is asked on its own threads while this actor goes on. Runs that ended while
     /// it did not answer are recorded first, before a rescue could take them back.
     func beat() async {
-        runningGauge.record(running.count)
+        runningGauge.record(runs.runningCount)
         guard let cluster, !isShuttingDown, storeAnswers, !Task.isCancelled else { return }
         // In the actor's turn after each call: bounded as a command's.
         await StoreCallBudget.bounded { await recordEndedRuns() }

@@ -34,7 +34,7 @@ extension JobScheduler {
         editing.remove(id)
         // A run the edit stopped goes on (under the new values, or as it was when the edit
         // was refused), unless it must now wait for other jobs.
-        if var job = jobs[id], job.state == .running, running[id] == nil, cluster == nil || leases[id] != nil {
+        if var job = jobs[id], job.state == .running, runs.running(id) == nil, cluster == nil || leases[id] != nil {
             if dependenciesComplete(job) {
                 startDownload(job)
             } else {
@@ -61,13 +61,13 @@ extension JobScheduler {
         try checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
         // A run whose URL, headers, connections or name change ends first, after its
         // checkpoint, so that the checkpoint judged and kept below is the newest.
-        if running[id] != nil, patch.changesTheDownload {
+        if runs.running(id) != nil, patch.changesTheDownload {
             stop(id)
         }
         // A run stopped by this edit or just before it (a pause whose answer is still on
         // its way) ends first, after its checkpoint: the checkpoint judged and kept below is
         // the newest, never an older one the run is about to overwrite.
-        if patch.changesTheDownload, let pending = stopping[id] {
+        if patch.changesTheDownload, let pending = runs.ending(id) {
             _ = await pending.task.value
             StoreCallBudget.renew()
             job = try editable(id)
@@ -107,7 +107,7 @@ extension JobScheduler {
             if let name = filename.value { job.filename = name }
         }
         update(job)
-        if job.state == .running, running[id] != nil, !dependenciesComplete(job) {
+        if job.state == .running, runs.running(id) != nil, !dependenciesComplete(job) {
             sendBack(id, reason: "it now waits for other jobs")
         }
     }

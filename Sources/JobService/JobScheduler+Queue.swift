@@ -40,11 +40,11 @@ extension JobScheduler {
     func schedule() {
         guard !isShuttingDown, !holdsScheduling else { return }
         settleDependencies()
-        let over = QueuePlan.preemptions(running: running.keys.compactMap { candidate($0) }, settings: settings)
+        let over = QueuePlan.preemptions(running: runs.runningIDs.compactMap { candidate($0) }, settings: settings)
         for id in over { sendBack(id, reason: "the queue allows \(settings.maxActive) running jobs") }
         // A run an edit stopped, to go on when the edit ends, keeps its slot meanwhile.
         let held = heldSlots
-        let free = settings.maxActive - running.count - held
+        let free = settings.maxActive - runs.runningCount - held
         // No slot free, or the queue paused: nothing starts, and the queue is not read.
         guard free > 0, !settings.paused else { return }
         let ready = jobs.readyToStart(at: configuration.clock.now()).filter { !editing.contains($0.id) }
@@ -52,7 +52,7 @@ extension JobScheduler {
             if !ready.isEmpty { claimAndStart(free: free) }
             return
         }
-        for id in QueuePlan.starts(ready: ready, running: running.count + held, settings: settings) {
+        for id in QueuePlan.starts(ready: ready, running: runs.runningCount + held, settings: settings) {
             guard var job = jobs[id] else { continue }
             var lifecycle = JobLifecycle(state: job.state)
             guard lifecycle.slotGranted() == .startDownload else { continue }
@@ -65,7 +65,7 @@ extension JobScheduler {
 
     /// Slots kept by runs an edit stopped, to go on when the edit ends.
     var heldSlots: Int {
-        editing.filter { running[$0] == nil && jobs[$0]?.state == .running && (cluster == nil || leases[$0] != nil) }.count
+        editing.filter { runs.running($0) == nil && jobs[$0]?.state == .running && (cluster == nil || leases[$0] != nil) }.count
     }
 
     /// Whether a new queued job would be the one `schedule()` starts next, at once: a single
@@ -74,7 +74,7 @@ extension JobScheduler {
     func startsAtOnce(_ job: JobSnapshot) -> Bool {
         guard cluster == nil, job.state == .queued, job.waitingFor.isEmpty, !settings.paused, !isShuttingDown, !holdsScheduling
         else { return false }
-        return jobs.countsByState()[.queued, default: 0] == 0 && running.count + heldSlots < settings.maxActive
+        return jobs.countsByState()[.queued, default: 0] == 0 && runs.runningCount + heldSlots < settings.maxActive
     }
 
     /// Brings every job's `waitingFor` up to date. A queued job one of whose dependencies no
@@ -166,7 +166,7 @@ extension JobScheduler {
     /// `waitedFor`, when the caller knows it (a chain failing link by link does), saves a look
     /// at every dependent job.
     func letGoIfFinished(_ id: String, waitedFor: Bool? = nil) {
-        guard cluster == nil, let job = jobs[id], !job.state.isLive, running[id] == nil, stopping[id] == nil, !editing.contains(id)
+        guard cluster == nil, let job = jobs[id], !job.state.isLive, runs[id] == nil, !editing.contains(id)
         else { return }
         if waitedFor ?? jobs.isWaitedFor(id) { finishedDependencies[id] = job.state }
         jobs.evict(id)

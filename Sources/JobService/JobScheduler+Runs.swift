@@ -20,7 +20,7 @@ extension JobScheduler {
         }
         generation += 1
         let current = generation
-        let previous = stopping.removeValue(forKey: job.id)
+        let previous = runs.ending(job.id)
         let id = job.id
         let download = Download(
             url: job.url,
@@ -77,7 +77,7 @@ extension JobScheduler {
                 return outcome
             }
         }
-        running[id] = Run(task: task, generation: current, download: download)
+        runs.start(Run(task: task, generation: current, download: download), id: id)
     }
 
     /// Where a run saves its checkpoints: fenced by its lease in a cluster.
@@ -89,7 +89,7 @@ extension JobScheduler {
     }
 
     func progressed(id: String, generation: Int, _ progress: DownloadProgress) {
-        guard running[id]?.generation == generation, var job = jobs[id], job.state == .running else { return }
+        guard runs.running(id)?.generation == generation, var job = jobs[id], job.state == .running else { return }
         let delta = progress.bytesDone - job.bytesDone
         if delta > 0 { bytesDownloaded.increment(by: delta) }
         job.bytesDone = progress.bytesDone
@@ -110,28 +110,27 @@ extension JobScheduler {
     }
 
     func finished(id: String, generation: Int, _ outcome: Outcome) async {
-        guard let run = running[id], run.generation == generation else {
+        let recorded: Bool
+        switch runs.ended(id, generation: generation) {
+        case .own:
+            // Until its end is recorded the run stays in its slot (`recording`): a pause that
+            // comes while a cluster's store records it waits for that record, and answers it.
+            recorded = await completeBounded(id: id, outcome)
+        case .stopped:
             // A stopped run that finished anyway (the pause or the shutdown came after the
-            // file was placed): honour it, unless a newer run exists, which picks the result
-            // up itself.
-            if case .success = outcome, running[id] == nil, let job = jobs[id], [.paused, .queued, .running].contains(job.state) {
-                let recorded = await completeBounded(id: id, outcome)
-                // Done with: nothing is left of the run for a later one to take over.
-                if jobs[id]?.state == .completed, stopping[id]?.generation == generation {
-                    stopping[id] = nil
-                    if recorded { letGoIfFinished(id) }
-                }
+            // file was placed): honour it.
+            if case .success = outcome, let job = jobs[id], job.state.isLive {
+                recorded = await completeBounded(id: id, outcome)
             } else {
                 releaseLease(id)
+                recorded = true
             }
+        case .superseded:
+            // A newer run picks the result up itself; a deleted job has none.
+            releaseLease(id)
             return
         }
-        // Until its end is recorded the run counts as stopping: a pause that comes while a
-        // cluster's store records it waits for that record, and answers what it says.
-        running[id] = nil
-        stopping[id] = run
-        let recorded = await completeBounded(id: id, outcome)
-        if stopping[id]?.generation == generation { stopping[id] = nil }
+        runs.recorded(id, generation: generation)
         // A finished job the store took leaves the table now that no pause waits on its run.
         if recorded { letGoIfFinished(id) }
     }
@@ -217,9 +216,8 @@ extension JobScheduler {
             noteControlWrite(id)
             let ended = job
             let before = jobs[id]
-            // A delete that comes while the store is asked removes a placed file itself.
-            if case .success(let result) = outcome { placedFiles[id] = result.path }
-            defer { placedFiles[id] = nil }
+            // A delete that comes while the store is asked finds the run `recording`, waits
+            // for it, and removes a placed file itself.
             do {
                 // On the store's threads: this actor answers meanwhile.
                 let recorded = try await StoreCalls.run({ try cluster.finishRun(ended, lease: lease) })

@@ -52,7 +52,7 @@ public actor JobScheduler {
     /// How a run of a download ended: the result of a finished one, or why it stopped.
     typealias Outcome = Result<DownloadResult, any Error>
 
-    struct Run {
+    struct Run: RunHandle {
         let task: Task<Outcome, Never>
         let generation: Int
         let download: Download
@@ -90,10 +90,10 @@ public actor JobScheduler {
     public nonisolated let jobs = JobTable()
     /// Job ids, oldest first.
     var order: [String] { jobs.orderedIDs }
-    var running: [String: Run] = [:]
-    /// Runs told to stop whose tasks may still be checkpointing, and runs whose end is
-    /// being recorded: a pause waits for them.
-    var stopping: [String: Run] = [:]
+    /// Each job's run on this node: running, stopping, or recording its end.
+    var runs = RunSlots<Run>()
+    /// No run is running, stopping or recording its end here (the tests' bookkeeping check).
+    var hasNoRuns: Bool { runs.isEmpty }
     var generation = 0
     var isShuttingDown = false
     var lastProgressEvent: [String: ContinuousClock.Instant] = [:]
@@ -138,9 +138,6 @@ public actor JobScheduler {
     /// Jobs this node wrote while a read of the change feed was under way: read again, one
     /// by one, at the next read.
     var toRecheck: Set<String> = []
-    /// Files placed by runs whose end a cluster's store is being asked to record: a delete
-    /// meanwhile (with its file) removes them.
-    var placedFiles: [String: String] = [:]
     var cursor: ClusterCursor?
     let claimsCounter: Counter
     let leasesLostCounter: Counter
@@ -392,7 +389,7 @@ public actor JobScheduler {
     /// saved, then takes the bytes each checkpoint covers as the job's own: what a run had
     /// in flight when it was stopped is counted, and nothing more will be.
     func settle(_ ids: [String]) async {
-        let pending = ids.compactMap { id in stopping[id].map { (id, $0) } }
+        let pending = ids.compactMap { id in runs.ending(id).map { (id, $0) } }
         guard !pending.isEmpty else { return }
         await Self.waitForRuns(pending.map(\.1.task), upTo: configuration.settleLimit)
         // A run past its last point of return (placing its file, recording its end) ends
@@ -403,7 +400,8 @@ public actor JobScheduler {
         StoreCallBudget.renew()
         for (id, run) in pending {
             // Only a run that has ended, with no newer one started meanwhile (a resume).
-            guard stopping[id]?.generation == run.generation, running[id] == nil, var job = jobs[id], job.state != .running else {
+            // (An ended run has left its slot: its checkpoint is the newest.)
+            guard runs[id] == nil || runs.ending(id)?.generation == run.generation, var job = jobs[id], job.state != .running else {
                 continue
             }
             guard let checkpoint = try? repository.checkpoint(id: id), checkpoint.writtenBytes != job.bytesDone else { continue }
@@ -482,7 +480,7 @@ public actor JobScheduler {
         jobLimiters[id] = nil
         neverRun.remove(id)
         unrecordedRuns[id] = nil
-        let pending = stopping.removeValue(forKey: id)
+        let pending = runs.remove(id)?.run
         leases[id] = nil
         events.publish(.removed(id: id))
         // A completed dependency has done its part: the jobs that waited for it forget it.
@@ -498,9 +496,8 @@ public actor JobScheduler {
             failForDependency(dependents.map { ($0, "dependency \(id) was deleted before it completed") })
         }
         schedule()
-        // A run that placed its file before the stop reached it: the file is finished, and
-        // goes with the job only when the request says so.
-        if deleteFile, let placed = placedFiles.removeValue(forKey: id) { unlink(placed) }
+        // A run that placed its file before the stop reached it (or is recording its end):
+        // the file is finished, and goes with the job only when the request says so.
         if case .success(let result) = await pending?.task.value, deleteFile {
             unlink(result.path)
         }
@@ -517,12 +514,11 @@ public actor JobScheduler {
     /// store so that the next start resumes them.
     public func shutdown() async {
         isShuttingDown = true
-        for id in Array(running.keys) {
+        for id in runs.runningIDs {
             var lifecycle = JobLifecycle(state: .running)
             if lifecycle.serviceStopping() == .stopDownload { stop(id) }
         }
-        let runs = Array(stopping.values)
-        for run in runs { _ = await run.task.value }
+        for run in runs.endingRuns { _ = await run.task.value }
         wakeUp?.cancel()
         events.finishAll()
         // A cluster node's stopped runs gave their jobs back to the queue for the others.
@@ -659,9 +655,7 @@ public actor JobScheduler {
     }
 
     func stop(_ id: String) {
-        guard let run = running.removeValue(forKey: id) else { return }
-        run.task.cancel()
-        stopping[id] = run
+        runs.stop(id)?.task.cancel()
     }
 
     private static func newID() -> String {

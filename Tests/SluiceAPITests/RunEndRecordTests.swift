@@ -47,4 +47,20 @@ struct RunEndRecordTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: service.data + "/documents").contains("recorded.bin"))
         }
     }
+
+    @Test func aDeleteWithItsFileWhileTheStoreRecordsTheRunsEndLeavesNothing() async throws {
+        let database = try TestPostgres.newDatabase()
+        try await ServiceHarness.with(configure: { $0.store = try? PostgresLocation(database) }) { service in
+            try TestPostgres.sql(Self.slowRunEnd, database: database)
+            let id = try await service.create(["url": service.testdata("/testdata/2M?seed=6"), "filename": "gone.bin"])["id"] as! String
+            #expect(try await waitUntil(.seconds(30), every: .milliseconds(5)) { try Self.recordingTheEnd(database) }, "the run ends")
+            #expect(try await service.request(.DELETE, "/jobs/\(id)?deleteFile=true").status == 204)
+            #expect(try await service.request(.GET, "/jobs/\(id)").status == 404)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: service.data + "/documents").isEmpty)
+            // Once the record is done, the job does not come back.
+            #expect(try await waitUntil(.seconds(10), every: .milliseconds(20)) { try !Self.recordingTheEnd(database) })
+            #expect(try await service.request(.GET, "/jobs/\(id)").status == 404)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: service.data + "/documents").isEmpty)
+        }
+    }
 }

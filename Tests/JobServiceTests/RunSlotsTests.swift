@@ -1,0 +1,78 @@
+@testable import JobService
+import Testing
+
+/// The run slots as a table: an event on a job's slot → the slot after and what it returns.
+@Suite struct RunSlotsTests {
+    struct TestRun: RunHandle, Equatable {
+        let generation: Int
+    }
+
+    enum Kind: Equatable { case running, stopping, recording }
+
+    static func kind(_ slots: RunSlots<TestRun>, _ id: String) -> (Kind, Int)? {
+        switch slots[id] {
+        case .running(let run)?: (.running, run.generation)
+        case .stopping(let run)?: (.stopping, run.generation)
+        case .recording(let run)?: (.recording, run.generation)
+        case nil: nil
+        }
+    }
+
+    @Test func aRunThatEndsByItselfIsRecordingUntilItsEndIsRecorded() {
+        var slots = RunSlots<TestRun>()
+        slots.start(TestRun(generation: 1), id: "a")
+        #expect(slots.runningCount == 1)
+        #expect(slots.ending("a") == nil)
+        #expect(slots.ended("a", generation: 1) == .own)
+        // The window that CI hit: the run has left `running`, and a pause still finds it.
+        #expect(Self.kind(slots, "a")! == (.recording, 1))
+        #expect(slots.ending("a") == TestRun(generation: 1))
+        #expect(slots.runningCount == 0, "its slot of the queue is free while it records")
+        slots.recorded("a", generation: 1)
+        #expect(slots["a"] == nil)
+        #expect(slots.isEmpty)
+    }
+
+    @Test func aStoppedRunIsWaitedForAndItsEndIsItsOwnOnlyWhileNothingNewerRuns() {
+        var slots = RunSlots<TestRun>()
+        slots.start(TestRun(generation: 1), id: "a")
+        #expect(slots.stop("a") == TestRun(generation: 1), "the run to cancel")
+        #expect(slots.stop("a") == nil, "stopped once")
+        #expect(Self.kind(slots, "a")! == (.stopping, 1))
+        #expect(slots.ending("a") == TestRun(generation: 1))
+        #expect(slots.ended("a", generation: 1) == .stopped)
+        #expect(Self.kind(slots, "a")! == (.stopping, 1), "honoured, then recorded")
+        slots.recorded("a", generation: 1)
+        #expect(slots.isEmpty)
+    }
+
+    @Test func aNewerRunSupersedesTheOldOneAndKeepsItsSlot() {
+        var slots = RunSlots<TestRun>()
+        slots.start(TestRun(generation: 1), id: "a")
+        _ = slots.stop("a")
+        // A resume: the new run waits for the ending one, then takes the slot.
+        #expect(slots.ending("a") == TestRun(generation: 1))
+        slots.start(TestRun(generation: 2), id: "a")
+        #expect(slots.ended("a", generation: 1) == .superseded)
+        slots.recorded("a", generation: 1)
+        #expect(Self.kind(slots, "a")! == (.running, 2), "an old run's end never clears a newer run")
+        slots.recorded("a", generation: 2)
+        #expect(Self.kind(slots, "a")! == (.running, 2), "a running run leaves only by ending")
+        #expect(slots.runningIDs == ["a"])
+    }
+
+    @Test func aDeletedJobsRunEndsSuperseded() {
+        var slots = RunSlots<TestRun>()
+        slots.start(TestRun(generation: 3), id: "a")
+        slots.start(TestRun(generation: 4), id: "b")
+        _ = slots.stop("a")
+        guard case .stopping(let removed)? = slots.remove("a") else {
+            Issue.record("the stopping run is what a delete waits for")
+            return
+        }
+        #expect(removed.generation == 3)
+        #expect(slots.ended("a", generation: 3) == .superseded)
+        #expect(slots.endingRuns.isEmpty)
+        #expect(slots.runningCount == 1)
+    }
+}
