@@ -197,7 +197,8 @@ public final class SQLiteJobRepository: JobRepository {
     public func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
         try write { db in
             if let idempotencyKey {
-                let now = Date().timeIntervalSince1970
+                // Dated with the job it made, on the service's clock (as `jobID(since:)` is asked).
+                let now = job.createdAt.timeIntervalSince1970
                 try db.execute(
                     sql: "DELETE FROM idempotencyKey WHERE createdAt < ?", arguments: [now - IdempotencyKey.lifetime]
                 )

@@ -110,7 +110,8 @@ public final class PostgresJobRepository: ClusterStore {
     public func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
         try connections.transaction { connection in
             if let idempotencyKey {
-                let now = Date().timeIntervalSince1970
+                // Dated with the job it made, on the service's clock (as `jobID(since:)` is asked).
+                let now = job.createdAt.timeIntervalSince1970
                 _ = try connections.run("DELETE FROM idempotency_key WHERE created_at < \(now - IdempotencyKey.lifetime)", on: connection)
                 _ = try connections.run(
                     """

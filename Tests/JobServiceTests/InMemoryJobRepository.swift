@@ -80,7 +80,7 @@ final class InMemoryJobRepository: JobRepository {
             }
             storage.jobs.append((job, nil))
             if let idempotencyKey {
-                let now = Date()
+                let now = job.createdAt
                 storage.keys = storage.keys.filter { now.timeIntervalSince($0.value.at) < IdempotencyKey.lifetime }
                 storage.keys[idempotencyKey] = (job.id, now)
             }

@@ -199,11 +199,16 @@ import Testing
         }
     }
 
+    /// A key is dated with the job it made, on the service's clock (a test's clock, or one
+    /// that differs from the store's host's), as the scheduler asks for it. It was dated with
+    /// the store's own time, so a key lived on the wrong clock.
     @Test(arguments: Store.allCases) func anIdempotencyKeyNamesItsJobForItsLifetime(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
-            try store.insert(Self.job("a"), idempotencyKey: "key-1")
-            #expect(try store.jobID(idempotencyKey: "key-1", since: Date().addingTimeInterval(-60)) == "a")
-            #expect(try store.jobID(idempotencyKey: "key-1", since: Date().addingTimeInterval(60)) == nil)
+            // Made 2027-01-15 (`job(_:)`'s date), whatever the date here.
+            let job = Self.job("a")
+            try store.insert(job, idempotencyKey: "key-1")
+            #expect(try store.jobID(idempotencyKey: "key-1", since: job.createdAt.addingTimeInterval(-60)) == "a")
+            #expect(try store.jobID(idempotencyKey: "key-1", since: job.createdAt.addingTimeInterval(60)) == nil)
             #expect(try store.jobID(idempotencyKey: "key-2", since: .distantPast) == nil)
         }
     }
