@@ -75,6 +75,9 @@ public final class ManualClock: Clock, @unchecked Sendable {
     private struct State {
         var now: Duration = .zero
         var sleepers: [Sleeper] = []
+        /// Waits begun whose continuation is not in `sleepers` yet.
+        var starting: Set<UInt64> = []
+        /// Of those, the ones cancelled meanwhile (each taken when its continuation comes).
         var cancelled: Set<UInt64> = []
         var nextID: UInt64 = 0
     }
@@ -89,14 +92,19 @@ public final class ManualClock: Clock, @unchecked Sendable {
     /// How many waits are under way.
     public var sleeping: Int { state.withLock { $0.sleepers.count } }
 
+    /// Cancellations kept for waits whose continuation has not come yet.
+    public var keptCancellations: Int { state.withLock { $0.cancelled.count } }
+
     public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state in
             state.nextID += 1
+            state.starting.insert(state.nextID)
             return state.nextID
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let resume: Result<Void, any Error>? = state.withLock { state in
+                    state.starting.remove(id)
                     if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
                     if deadline.offset <= state.now { return .success(()) }
                     state.sleepers.append(Sleeper(id: id, deadline: deadline.offset, continuation: continuation))
@@ -107,7 +115,9 @@ public final class ManualClock: Clock, @unchecked Sendable {
         } onCancel: {
             let sleeper = state.withLock { state -> Sleeper? in
                 guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else {
-                    state.cancelled.insert(id)
+                    // Not waiting yet: its continuation, when it comes, fails. (A wait that
+                    // has ended already leaves nothing behind.)
+                    if state.starting.contains(id) { state.cancelled.insert(id) }
                     return nil
                 }
                 return state.sleepers.remove(at: index)
