@@ -50,7 +50,7 @@ extension JobScheduler {
             job.node = nodeName
             if jobs[job.id] == nil { jobs.insertByAge(job) }
             jobs[job.id] = job
-            leases[job.id] = claim.lease
+            runs[job.id].lease = claim.lease
             claimsCounter.increment()
             events.publish(.job(job))
             startDownload(job, claim: claim)
@@ -97,9 +97,9 @@ extension JobScheduler {
 
     /// A run's lease was refused: the run stops at once, writing nothing more.
     func leaseLost(id: String, epoch: Int64) {
-        guard let lease = leases[id], lease.epoch == epoch else { return }
+        guard let lease = runs[id].lease, lease.epoch == epoch else { return }
         logger.warning("job \(id): lease \(epoch) lost; another node owns the job now")
-        leases[id] = nil
+        runs[id].lease = nil
         leasesLostCounter.increment()
         stop(id)
         // In this actor's turn: bounded as a command's (the change feed reads it otherwise).
@@ -115,7 +115,7 @@ extension JobScheduler {
 
     /// Gives a stopped run's lease back (a run an edit stopped keeps it, to go on).
     func releaseLease(_ id: String) {
-        guard let cluster, !editing.contains(id), runs.running(id) == nil, let lease = leases.removeValue(forKey: id) else { return }
+        guard let cluster, !runs[id].editing, runs.running(id) == nil, let lease = runs.takeLease(id) else { return }
         unsavedProgress[id] = nil
         // Not waited for: an unreleased lease lapses by itself.
         let logger = self.logger
@@ -127,7 +127,7 @@ extension JobScheduler {
     /// Progress for the store, which renews the lease: kept (the latest per job) for the
     /// progress loop, which writes it about once a second, off this actor.
     func storeProgress(_ job: JobSnapshot) {
-        guard cluster != nil, let lease = leases[job.id] else { return }
+        guard cluster != nil, let lease = runs[job.id].lease else { return }
         unsavedProgress[job.id] = (job, lease)
     }
 
@@ -244,7 +244,7 @@ extension JobScheduler {
         }
         var row = stored
         row.waitingFor = local.waitingFor  // computed here, not stored
-        if leases[row.id] != nil || runs.running(row.id) != nil {
+        if runs[row.id].lease != nil || runs.running(row.id) != nil {
             // Still running here as far as the store says (an edit that stopped the run for
             // a moment holds its lease too): its own progress is newer than the row's.
             // Otherwise paused, deleted or taken back elsewhere: the run stops.
@@ -253,7 +253,7 @@ extension JobScheduler {
                 return replace(local, with: row)
             }
             row.takeRunFields(from: local)
-            if row.limitRate != local.limitRate { jobLimiters[row.id]?.setRate(row.limitRate) }
+            if row.limitRate != local.limitRate { runs[row.id].limiter?.setRate(row.limitRate) }
             if row.url != local.url || row.headers != local.headers || row.connections != local.connections
                 || row.proxy != local.proxy || row.requestedFilename != local.requestedFilename
             {
@@ -275,8 +275,8 @@ extension JobScheduler {
     func absorbRemoval(_ id: String) {
         stop(id)
         jobs[id] = nil
-        jobLimiters[id] = nil
-        leases[id] = nil
+        runs[id].limiter = nil
+        runs[id].lease = nil
         events.publish(.removed(id: id))
         // The deleting node removed the partial files it can see; these may be on this
         // node's own disk.
@@ -350,10 +350,10 @@ extension JobScheduler {
         guard let cluster, !isShuttingDown, storeAnswers, !Task.isCancelled else { return }
         // In the actor's turn after each call: bounded as a command's.
         await StoreCallBudget.bounded { await recordEndedRuns() }
-        let held = Array(leases.values)
+        let held = runs.leases
         do {
             let lost = try await StoreCalls.run { try cluster.heartbeat(running: held) }
-            for id in lost { if let lease = leases[id], held.contains(lease) { leaseLost(id: id, epoch: lease.epoch) } }
+            for id in lost { if let lease = runs[id].lease, held.contains(lease) { leaseLost(id: id, epoch: lease.epoch) } }
             let rescued = try await StoreCalls.run { try cluster.rescue(staleAfter: cluster.leaseDuration) }
             if !rescued.isEmpty {
                 logger.notice("requeued \(rescued.count) job(s) whose node stopped renewing its lease: \(rescued.joined(separator: ", "))")

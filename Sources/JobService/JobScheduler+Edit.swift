@@ -20,10 +20,10 @@ extension JobScheduler {
     public func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot {
         try holdStored(id)
         defer { letGoIfFinished(id) }
-        guard !editing.contains(id) else {
+        guard !runs[id].editing else {
             throw SluiceError(.invalidTransition, "job \(id) is being edited; try again when that edit is done")
         }
-        editing.insert(id)
+        runs[id].editing = true
         let outcome: Result<Void, any Error>
         do {
             try await applyEdit(id: id, patch)
@@ -31,10 +31,10 @@ extension JobScheduler {
         } catch {
             outcome = .failure(error)
         }
-        editing.remove(id)
+        runs[id].editing = false
         // A run the edit stopped goes on (under the new values, or as it was when the edit
         // was refused), unless it must now wait for other jobs.
-        if var job = jobs[id], job.state == .running, runs.running(id) == nil, cluster == nil || leases[id] != nil {
+        if var job = jobs[id], job.state == .running, runs.running(id) == nil, cluster == nil || runs[id].lease != nil {
             if dependenciesComplete(job) {
                 startDownload(job)
             } else {
@@ -51,7 +51,7 @@ extension JobScheduler {
     private func applyEdit(id: String, _ patch: JobPatch) async throws {
         var job = try editable(id)
         try checkDependencies(patch.after, of: id)
-        if cluster != nil, job.state == .running, leases[id] == nil, patch.changesTheDownload {
+        if cluster != nil, job.state == .running, runs[id].lease == nil, patch.changesTheDownload {
             throw SluiceError(
                 .invalidTransition,
                 "job \(id) is running on node \(job.node ?? "another node"): pause it first to change its URL, headers, connections or name"
@@ -97,7 +97,7 @@ extension JobScheduler {
         if let connections = patch.connections { job.connections = connections }
         if let limitRate = patch.limitRate {
             job.limitRate = limitRate.value
-            jobLimiters[id]?.setRate(job.limitRate)
+            runs[id].limiter?.setRate(job.limitRate)
         }
         if let after = patch.after { job.after = after }
         if let notify = patch.notify { job.notify = notify.value }
@@ -115,7 +115,7 @@ extension JobScheduler {
     /// In a cluster, the bytes of a job another node has claimed meanwhile are that node's:
     /// read from the store just before they are changed.
     func checkNotRunningElsewhere(_ id: String) throws {
-        guard let cluster, leases[id] == nil, let stored = try cluster.job(id: id), stored.state == .running else { return }
+        guard let cluster, runs[id].lease == nil, let stored = try cluster.job(id: id), stored.state == .running else { return }
         absorb(stored)
         throw SluiceError(.invalidTransition, "job \(id) started on node \(stored.node ?? "another node") meanwhile: pause it first")
     }

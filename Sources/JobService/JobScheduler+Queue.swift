@@ -47,7 +47,7 @@ extension JobScheduler {
         let free = settings.maxActive - runs.runningCount - held
         // No slot free, or the queue paused: nothing starts, and the queue is not read.
         guard free > 0, !settings.paused else { return }
-        let ready = jobs.readyToStart(at: configuration.clock.now()).filter { !editing.contains($0.id) }
+        let ready = jobs.readyToStart(at: configuration.clock.now()).filter { !runs[$0.id].editing }
         if cluster != nil {
             if !ready.isEmpty { claimAndStart(free: free) }
             return
@@ -65,7 +65,7 @@ extension JobScheduler {
 
     /// Slots kept by runs an edit stopped, to go on when the edit ends.
     var heldSlots: Int {
-        editing.filter { runs.running($0) == nil && jobs[$0]?.state == .running && (cluster == nil || leases[$0] != nil) }.count
+        runs.editingIDs.filter { runs.running($0) == nil && jobs[$0]?.state == .running && (cluster == nil || runs[$0].lease != nil) }.count
     }
 
     /// Whether a new queued job would be the one `schedule()` starts next, at once: a single
@@ -166,13 +166,12 @@ extension JobScheduler {
     /// `waitedFor`, when the caller knows it (a chain failing link by link does), saves a look
     /// at every dependent job.
     func letGoIfFinished(_ id: String, waitedFor: Bool? = nil) {
-        guard cluster == nil, let job = jobs[id], !job.state.isLive, runs[id] == nil, !editing.contains(id)
+        guard cluster == nil, let job = jobs[id], !job.state.isLive, runs.slot(id) == nil, !runs[id].editing
         else { return }
         if waitedFor ?? jobs.isWaitedFor(id) { finishedDependencies[id] = job.state }
         jobs.evict(id)
-        jobLimiters[id] = nil
-        lastProgressEvent[id] = nil
-        retryFailures[id] = nil
+        // Its limiter, retry count and progress clock go with it.
+        _ = runs.remove(id)
     }
 
     /// Brings a finished job back from the store for a command on it (a resume, an edit, a
@@ -214,12 +213,12 @@ extension JobScheduler {
     /// The limiter a job's download consumes from: its own, under the queue's, so that a
     /// rate set or removed while it runs (`PATCH /jobs/ID`) applies at once.
     func limiter(for job: JobSnapshot) -> RateLimiter {
-        if let existing = jobLimiters[job.id] {
+        if let existing = runs[job.id].limiter {
             existing.setRate(job.limitRate)
             return existing
         }
         let limiter = RateLimiter(bytesPerSecond: job.limitRate, clock: configuration.clock, parent: queueLimiter)
-        jobLimiters[job.id] = limiter
+        runs[job.id].limiter = limiter
         return limiter
     }
 

@@ -13,7 +13,7 @@ extension JobScheduler {
         // shutdown began must not start a run nobody waits for).
         guard !isShuttingDown else { return }
         // A cluster node runs only what it holds a lease on.
-        let lease = leases[job.id]
+        let lease = runs[job.id].lease
         if cluster != nil, lease == nil {
             logger.warning("job \(job.id) is not leased to this node; not started")
             return
@@ -35,18 +35,19 @@ extension JobScheduler {
                 )
                 options.minimumFreeSpace = configuration.minFreeSpace
                 options.releaseSlotAfter = configuration.releaseSlotAfter
-                options.priorFailures = retryFailures[id] ?? 0
+                options.priorFailures = runs[id].retryFailures ?? 0
                 options.clock = configuration.clock
                 options.proxy = job.proxy.flatMap { try? EndpointURL.proxy($0, field: "proxy") }
                 options.hostConnections = configuration.hostConnections
                 // Only where this node allows it (a restart without the flag, another node).
                 options.insecure = job.insecure && configuration.allowInsecureTLS
-                options.neverRun = neverRun.remove(id) != nil
+                options.neverRun = runs[id].neverRun
                 return options
             }(),
             client: client, checkpoints: checkpointStore(id: id, lease: lease),
             logger: logger
         )
+        runs[id].neverRun = false
         let ownFile = claim.map { $0.lastOwner == nodeName }
         // The run is the service's, not the request's that started it: its store calls take
         // the store's own timeout, not a request's budget.
@@ -104,8 +105,8 @@ extension JobScheduler {
         // At most one progress event per job every 250 ms (CONTRACT §3), whatever the engine's
         // pace: a bound on what subscribers are sent, in real time.
         let now = ContinuousClock.now
-        if let last = lastProgressEvent[id], now - last < .milliseconds(240) { return }
-        lastProgressEvent[id] = now
+        if let last = runs[id].lastProgressEvent, now - last < .milliseconds(240) { return }
+        runs[id].lastProgressEvent = now
         events.publish(.job(job))
     }
 
@@ -151,7 +152,7 @@ extension JobScheduler {
     /// Records how a run ended and starts what can start next.
     /// Returns false when the store could not take the end (the heartbeat records it later).
     private func complete(id: String, _ outcome: Outcome) async -> Bool {
-        lastProgressEvent[id] = nil
+        runs[id].lastProgressEvent = nil
         // A finished job whose end the store took leaves the table when this is done.
         var unstored = false
         guard var job = jobs[id] else { return true }
@@ -179,7 +180,7 @@ extension JobScheduler {
             releaseLease(id)
             return true
         case .failure(is LeaseLost):
-            leases[id] = nil
+            runs[id].lease = nil
             return true
         case .failure(let later as RetryLater):
             // Waiting out a long Retry-After: the slot goes to another job meanwhile.
@@ -188,7 +189,7 @@ extension JobScheduler {
             job.state = lifecycle.state
             if job.state == .queued {
                 job.retryAt = configuration.clock.now().addingTimeInterval(Double(later.delay.components.seconds))
-                retryFailures[id] = later.failures
+                runs[id].retryFailures = later.failures
             }
         case .failure(let error as SluiceError) where error.code == .storeUnavailable:
             // Only the store failed, not the download: back to the queue, to go on from its
@@ -206,12 +207,12 @@ extension JobScheduler {
             job.state = lifecycle.state
             job.error = .init(code: failure.code.rawValue, message: failure.message)
         }
-        if job.retryAt == nil { retryFailures[id] = nil }
+        if job.retryAt == nil { runs[id].retryFailures = nil }
         job.speed = 0
         job.eta = nil
         job.node = nil
         job.updatedAt = configuration.clock.now()
-        if let cluster, let lease = leases.removeValue(forKey: id) {
+        if let cluster, let lease = runs.takeLease(id) {
             unsavedProgress[id] = nil
             noteControlWrite(id)
             let ended = job
@@ -261,7 +262,7 @@ extension JobScheduler {
         jobs[id] = job
         events.publish(.job(job))
         // A finished job's limiter goes with its run (a resume makes a new one).
-        if job.state == .completed || job.state == .failed { jobLimiters[id] = nil }
+        if job.state == .completed || job.state == .failed { runs[id].limiter = nil }
         if job.state == .completed { webhooks?.record(.completed, job: job) }
         if job.state == .failed {
             webhooks?.record(.failed, job: job)

@@ -77,7 +77,6 @@ public actor JobScheduler {
     /// The queue's rate, shared by every download; each job with a rate of its own has a
     /// limiter under it.
     let queueLimiter: RateLimiter
-    var jobLimiters: [String: RateLimiter] = [:]
     /// The queue's settings (`GET`/`PATCH /queue`), as stored; readable without this actor.
     var settings: QueueSettings {
         get { settingsBox.withLock { $0 } }
@@ -90,23 +89,16 @@ public actor JobScheduler {
     public nonisolated let jobs = JobTable()
     /// Job ids, oldest first.
     var order: [String] { jobs.orderedIDs }
-    /// Each job's run on this node: running, stopping, or recording its end.
-    var runs = RunSlots<Run>()
-    /// No run is running, stopping or recording its end here (the tests' bookkeeping check).
+    /// What this node keeps about each job beside its snapshot: its run (running, stopping,
+    /// or recording its end), lease, edit, retry count, limiter, last progress event.
+    var runs = JobRuntimes<Run>()
+    /// Nothing kept about any job beside the table (the tests' bookkeeping check).
     var hasNoRuns: Bool { runs.isEmpty }
     var generation = 0
     var isShuttingDown = false
-    var lastProgressEvent: [String: ContinuousClock.Instant] = [:]
-    /// Consecutive failures of jobs that gave their slot back to wait out a `Retry-After`.
-    var retryFailures: [String: Int] = [:]
-    /// Jobs an edit is working on (it may be waiting for a checkpoint or a probe): not
-    /// started meanwhile, and a run the edit stopped keeps its slot.
-    var editing: Set<String> = []
     /// Jobs the start moved back to the queue (running when the last process stopped), to
     /// store as such.
     var requeuedAtStart: [String] = []
-    /// Jobs created here that have not run yet: their store holds no checkpoint to read.
-    var neverRun: Set<String> = []
     /// The states of finished jobs that live jobs name in `after`, once they have left the
     /// table (a single node holds live jobs only).
     var finishedDependencies: [String: JobState] = [:]
@@ -116,9 +108,8 @@ public actor JobScheduler {
     /// Wakes the scheduler when the earliest waiting job may start again.
     var wakeUp: Task<Void, Never>?
 
-    // A cluster node's runs: their leases, the progress still to store, and where the
-    // reading of other nodes' changes stands.
-    var leases: [String: Lease] = [:]
+    // A cluster node's runs: the progress still to store, and where the reading of other
+    // nodes' changes stands.
     /// Progress of runs not yet stored: the latest per job, written by the progress loop.
     var unsavedProgress: [String: (job: JobSnapshot, lease: Lease)] = [:]
     /// Runs that ended while the store could not record it: shown ended, recorded (or found
@@ -363,7 +354,7 @@ public actor JobScheduler {
         noteControlWrite(job.id)
         try repository.insert(job, idempotencyKey: idempotencyKey)
         jobs[job.id] = job
-        if cluster == nil { neverRun.insert(job.id) }
+        if cluster == nil { runs[job.id].neverRun = true }
         events.publish(.job(job))
         if job.state == .running {
             startDownload(job)
@@ -401,7 +392,7 @@ public actor JobScheduler {
         for (id, run) in pending {
             // Only a run that has ended, with no newer one started meanwhile (a resume).
             // (An ended run has left its slot: its checkpoint is the newest.)
-            guard runs[id] == nil || runs.ending(id)?.generation == run.generation, var job = jobs[id], job.state != .running else {
+            guard runs.slot(id) == nil || runs.ending(id)?.generation == run.generation, var job = jobs[id], job.state != .running else {
                 continue
             }
             guard let checkpoint = try? repository.checkpoint(id: id), checkpoint.writtenBytes != job.bytesDone else { continue }
@@ -442,7 +433,7 @@ public actor JobScheduler {
         // A job waiting out a remote's Retry-After: a resume means "try now".
         if var waiting = jobs[id], waiting.state == .queued, waiting.retryAt != nil {
             waiting.retryAt = nil
-            retryFailures[id] = nil
+            runs[id].retryFailures = nil
             update(waiting)
         }
         // Dependencies deleted meanwhile have nothing left to wait for; failed ones are
@@ -477,11 +468,9 @@ public actor JobScheduler {
         var lifecycle = JobLifecycle(state: job.state)
         if case .remove(stopFirst: true) = lifecycle.deleteRequested() { stop(id) }
         jobs[id] = nil
-        jobLimiters[id] = nil
-        neverRun.remove(id)
         unrecordedRuns[id] = nil
+        // Its run (to wait for), lease, limiter and the rest go together.
         let pending = runs.remove(id)?.run
-        leases[id] = nil
         events.publish(.removed(id: id))
         // A completed dependency has done its part: the jobs that waited for it forget it.
         // One deleted before completing fails the queued jobs waiting for it.
@@ -631,7 +620,7 @@ public actor JobScheduler {
 
     /// The partial file of a job's run: one per lease in a cluster (`PartialFileTakeover`).
     func partialPath(_ id: String) -> String {
-        if let lease = leases[id] {
+        if let lease = runs[id].lease {
             return PartialFileTakeover.path(cacheDirectory: configuration.cacheDirectory, id: id, epoch: lease.epoch)
         }
         return configuration.cacheDirectory + "/" + id + ".part"

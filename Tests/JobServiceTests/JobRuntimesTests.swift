@@ -1,16 +1,16 @@
 @testable import JobService
 import Testing
 
-/// The run slots as a table: an event on a job's slot → the slot after and what it returns.
-@Suite struct RunSlotsTests {
+/// A job's runs as a table: an event on a job's slot → the slot after and what it returns.
+@Suite struct JobRuntimesTests {
     struct TestRun: RunHandle, Equatable {
         let generation: Int
     }
 
     enum Kind: Equatable { case running, stopping, recording }
 
-    static func kind(_ slots: RunSlots<TestRun>, _ id: String) -> (Kind, Int)? {
-        switch slots[id] {
+    static func kind(_ slots: JobRuntimes<TestRun>, _ id: String) -> (Kind, Int)? {
+        switch slots.slot(id) {
         case .running(let run)?: (.running, run.generation)
         case .stopping(let run)?: (.stopping, run.generation)
         case .recording(let run)?: (.recording, run.generation)
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func aRunThatEndsByItselfIsRecordingUntilItsEndIsRecorded() {
-        var slots = RunSlots<TestRun>()
+        var slots = JobRuntimes<TestRun>()
         slots.start(TestRun(generation: 1), id: "a")
         #expect(slots.runningCount == 1)
         #expect(slots.ending("a") == nil)
@@ -29,12 +29,12 @@ import Testing
         #expect(slots.ending("a") == TestRun(generation: 1))
         #expect(slots.runningCount == 0, "its slot of the queue is free while it records")
         slots.recorded("a", generation: 1)
-        #expect(slots["a"] == nil)
+        #expect(slots.slot("a") == nil)
         #expect(slots.isEmpty)
     }
 
     @Test func aStoppedRunIsWaitedForAndItsEndIsItsOwnOnlyWhileNothingNewerRuns() {
-        var slots = RunSlots<TestRun>()
+        var slots = JobRuntimes<TestRun>()
         slots.start(TestRun(generation: 1), id: "a")
         #expect(slots.stop("a") == TestRun(generation: 1), "the run to cancel")
         #expect(slots.stop("a") == nil, "stopped once")
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func aNewerRunSupersedesTheOldOneAndKeepsItsSlot() {
-        var slots = RunSlots<TestRun>()
+        var slots = JobRuntimes<TestRun>()
         slots.start(TestRun(generation: 1), id: "a")
         _ = slots.stop("a")
         // A resume: the new run waits for the ending one, then takes the slot.
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func aDeletedJobsRunEndsSuperseded() {
-        var slots = RunSlots<TestRun>()
+        var slots = JobRuntimes<TestRun>()
         slots.start(TestRun(generation: 3), id: "a")
         slots.start(TestRun(generation: 4), id: "b")
         _ = slots.stop("a")
@@ -74,5 +74,25 @@ import Testing
         #expect(slots.ended("a", generation: 3) == .superseded)
         #expect(slots.endingRuns.isEmpty)
         #expect(slots.runningCount == 1)
+    }
+
+    /// A job's runtime goes with its last field: nothing is kept for a job that has none.
+    @Test func aRuntimeGoesWithItsLastField() {
+        var runtimes = JobRuntimes<TestRun>()
+        runtimes["a"].editing = true
+        runtimes["a"].retryFailures = 2
+        runtimes.start(TestRun(generation: 1), id: "a")
+        runtimes["a"].editing = false
+        runtimes["a"].retryFailures = nil
+        #expect(!runtimes.isEmpty)
+        _ = runtimes.stop("a")
+        #expect(runtimes.ended("a", generation: 1) == .stopped)
+        runtimes.recorded("a", generation: 1)
+        #expect(runtimes.isEmpty)
+        runtimes["b"].lease = Lease(jobID: "b", owner: "n1", epoch: 4)
+        #expect(runtimes.leases.map(\.epoch) == [4])
+        #expect(runtimes.takeLease("b")?.epoch == 4)
+        #expect(runtimes.takeLease("b") == nil)
+        #expect(runtimes.isEmpty)
     }
 }
