@@ -84,12 +84,20 @@ extension PostgresJobRepository {
         }
     }
 
+    /// A run's progress, taken before a pause and written after it, would overwrite the bytes
+    /// the pause answered (its run's last checkpoint): once the job is no longer `running`,
+    /// only the lease is renewed, and the write still counts as honoured.
     private func saveProgress(_ job: JobSnapshot, lease: Lease, on connection: PostgresConnection) throws -> Bool {
         let result = try connections.run(
             """
-            UPDATE job SET bytes_done = \(job.bytesDone), bytes_total = \(job.bytesTotal), speed = \(job.speed),
-                eta = \(job.eta), filename = \(job.filename), resumable = \(job.resumable),
-                updated_at = \(job.updatedAt.timeIntervalSince1970),
+            UPDATE job SET
+                bytes_done = CASE WHEN state = 'running' THEN \(job.bytesDone) ELSE bytes_done END,
+                bytes_total = CASE WHEN state = 'running' THEN \(job.bytesTotal) ELSE bytes_total END,
+                speed = CASE WHEN state = 'running' THEN \(job.speed) ELSE speed END,
+                eta = CASE WHEN state = 'running' THEN \(job.eta) ELSE eta END,
+                filename = CASE WHEN state = 'running' THEN \(job.filename) ELSE filename END,
+                resumable = CASE WHEN state = 'running' THEN \(job.resumable) ELSE resumable END,
+                updated_at = CASE WHEN state = 'running' THEN \(job.updatedAt.timeIntervalSince1970) ELSE updated_at END,
                 lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
             WHERE id = \(lease.jobID) AND owner = \(lease.owner) AND epoch = \(lease.epoch)
             """, on: connection

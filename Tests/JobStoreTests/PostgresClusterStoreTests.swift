@@ -199,6 +199,32 @@ struct PostgresClusterStoreTests {
         #expect(try b.nodes().map(\.name) == ["a", "b"])
     }
 
+    /// A progress write taken before a pause and committed after it changed the paused job's
+    /// bytes, after the pause had answered its run's last checkpoint (PauseFinalityTests on
+    /// PostgreSQL).
+    @Test func progressAfterAPauseLeavesThePausedJobsBytes() throws {
+        let (a, claim) = try Self.claimedJob()
+        defer { a.close(removingNode: false) }
+        var paused = claim.job
+        paused.state = .paused
+        #expect(try a.update(paused, expectedState: .running))
+        let answered = try #require(try a.job(id: "j")).bytesDone
+        var late = claim.job
+        late.bytesDone = answered + 1024
+        late.speed = 500
+        #expect(try a.saveProgress([(late, claim.lease)]).isEmpty, "the lease still holds: not refused")
+        let stored = try #require(try a.job(id: "j"))
+        #expect(stored.bytesDone == answered)
+        #expect(stored.speed == 0)
+        #expect(stored.state == .paused)
+        // While it runs, progress is written as before.
+        var again = try #require(try a.job(id: "j"))
+        again.state = .running
+        #expect(try a.update(again, expectedState: .paused))
+        #expect(try a.saveProgress([(late, claim.lease)]).isEmpty)
+        #expect(try a.job(id: "j")?.bytesDone == answered + 1024)
+    }
+
     @Test func aPauseThatCameWhileTheRunEndedStays() throws {
         let (a, claim) = try Self.claimedJob()
         defer { a.close(removingNode: false) }
