@@ -32,8 +32,10 @@ public actor JobScheduler {
         /// Whether a job may skip certificate verification (`--allow-insecure-tls`).
         public var allowInsecureTLS = false
         /// The longest a pause waits for a run to stop before it answers anyway (a run that
-        /// is placing its file is waited for to its end). Real time: it bounds a request.
-        public var settleLimit: Duration = .seconds(5)
+        /// is placing its file is waited for to its end). Real time: it bounds a request. A
+        /// stop ends on its last checkpoint's store write, whose own deadline is 10 s; under
+        /// the PostgreSQL test pass's load stops took up to 3 s.
+        public var settleLimit: Duration = .seconds(15)
 
         public init(
             cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
