@@ -156,7 +156,10 @@ import NIOHTTP1
 
     /// A store that cannot write answers 503 with the JSON body (`no_space`), never an
     /// empty 500, and shows no path of the service's own.
-    @Test(.enabled(if: SmallFileSystem.available, "mounting a tmpfs is not permitted here: a full store is not tested"))
+    @Test(
+        .enabled(if: SmallFileSystem.available, "mounting a tmpfs is not permitted here: a full store is not tested"),
+        .disabled(if: ServiceHarness.onPostgres, "a full disk under the SQLite store")
+    )
     func aFullStoreAnswers503AndRecovers() async throws {
         try await withTemporaryDirectory { directory in
             let data = directory.path + "/small"

@@ -45,7 +45,8 @@ import NIOHTTP1
         }
     }
 
-    @Test func theDataDirectoryAndTheStoreAreThisUsersOnly() async throws {
+    @Test(.disabled(if: ServiceHarness.onPostgres, "the SQLite store's files"))
+    func theDataDirectoryAndTheStoreAreThisUsersOnly() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             _ = try await service.create(["url": "http://127.0.0.1:1/x", "paused": true, "headers": ["Cookie": "a=b"]])
             func mode(_ path: String) throws -> Int {

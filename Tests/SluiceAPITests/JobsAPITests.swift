@@ -281,7 +281,7 @@ import SluiceAPI
     /// The service's clock decides when a parked job tries again: an hour's `Retry-After`
     /// (capped at ten minutes) is waited out on a manual clock, which the test moves. (A
     /// cluster's claims compare `retryAt` with the database's clock, which no test moves.)
-    @Test(.disabled(if: ProcessInfo.processInfo.environment["SLUICE_TEST_STORE"] == "postgres", "a cluster claims on the database's clock"))
+    @Test(.disabled(if: ServiceHarness.onPostgres, "a cluster claims on the database's clock"))
     func aParkedJobTriesAgainWhenTheServicesClockReachesItsRetryAt() async throws {
         let clock = ManualClock()
         try await ServiceHarness.with(

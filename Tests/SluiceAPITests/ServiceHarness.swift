@@ -14,6 +14,10 @@ import SluiceTestSupport
 /// The whole service running in-process on 127.0.0.1:0 with a real SQLite file in a
 /// temporary data directory, plus a client to talk to it.
 struct ServiceHarness: Sendable {
+    /// The suites run again with each service on a PostgreSQL database (`scripts/test.sh`):
+    /// a test of the SQLite store's own file says so with `.disabled(if: onPostgres, …)`.
+    static var onPostgres: Bool { ProcessInfo.processInfo.environment["SLUICE_TEST_STORE"] == "postgres" }
+
     let base: String
     let data: String
     let client: HTTPClient
