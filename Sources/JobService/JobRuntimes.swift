@@ -7,8 +7,8 @@ protocol RunHandle {
 
 /// What this node keeps about a job beside its snapshot, while it has any: its run's slot,
 /// its lease, whether an edit holds it, its retry count, its rate limiter, when its last
-/// progress event went out. One value per job, gone with its last field, where ten
-/// parallel dictionaries each had to be cleared.
+/// progress event went out, whether it has never run. One value per job, gone with its last
+/// field, where eight parallel dictionaries and sets each had to be cleared.
 struct JobRuntime<Run: RunHandle> {
     enum Slot {
         /// The job's current run.

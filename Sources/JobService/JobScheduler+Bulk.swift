@@ -12,7 +12,8 @@ extension JobScheduler {
         defer { letGoFinished() }
         // As for one job: the answer waits for the runs to stop, their checkpoints stored.
         await settle(paused.map(\.id))
-        return paused.compactMap { jobs[$0.id] }
+        // A run that placed its file meanwhile may have let its job go: the store has it.
+        return paused.compactMap { try? job(id: $0.id) }
     }
 
     /// Resumes every selected job that a resume changes; returns those.

@@ -267,6 +267,10 @@ extension JobScheduler {
     }
 
     private func replace(_ local: JobSnapshot, with row: JobSnapshot) {
+        // Finished elsewhere, with no run here: its limiter, retry count and progress clock go.
+        if !row.state.isLive, runs.slot(row.id) == nil, runs[row.id].lease == nil, !runs[row.id].editing {
+            _ = runs.remove(row.id)
+        }
         guard row != local else { return }
         jobs[row.id] = row
         events.publish(.job(row))
@@ -275,8 +279,8 @@ extension JobScheduler {
     func absorbRemoval(_ id: String) {
         stop(id)
         jobs[id] = nil
-        runs[id].limiter = nil
-        runs[id].lease = nil
+        // Everything kept about it goes; a run stopped here ends superseded.
+        _ = runs.remove(id)
         events.publish(.removed(id: id))
         // The deleting node removed the partial files it can see; these may be on this
         // node's own disk.

@@ -127,8 +127,9 @@ extension JobScheduler {
                 recorded = true
             }
         case .superseded:
-            // A newer run picks the result up itself; a deleted job has none.
-            releaseLease(id)
+            // A newer run picks the result up itself, and holds the lease; a deleted job's
+            // lease (if any is left) goes.
+            if runs.slot(id) == nil { releaseLease(id) }
             return
         }
         runs.recorded(id, generation: generation)

@@ -37,4 +37,25 @@ import Testing
             }
         }
     }
+
+    /// The same through a bulk pause: the job, completed and let go by the table meanwhile,
+    /// was left out of the answer.
+    @Test func aBulkPauseWhileTheFileIsPlacedAnswersTheJobCompleted() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path) { port in
+                let store = InMemoryJobRepository()
+                store.holdPlacements()
+                try await JobServiceTests.withScheduler(directory, store: store, settleLimit: .milliseconds(200)) { scheduler in
+                    let id = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:\(port)/testdata/1M?seed=8")).job.id
+                    #expect(await waitUntil(.seconds(30), every: .milliseconds(10)) { store.waiting == 1 }, "the run saves its intent")
+                    let pausing = Task { try await scheduler.pauseAll(.ids([id])) }
+                    #expect(await waitUntil(.seconds(5), every: .milliseconds(10)) { scheduler.jobs[id]?.state == .paused })
+                    store.releasePlacements()
+                    let answer = try await pausing.value
+                    #expect(answer.map(\.id) == [id])
+                    #expect(answer.first?.state == .completed)
+                }
+            }
+        }
+    }
 }
