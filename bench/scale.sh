@@ -42,6 +42,9 @@
 #                       cannot make finished jobs), older than the paused ones: the restart and
 #                       the reads after it then run with them in the store (issue 20: "1,000,000
 #                       finished jobs in the store change none of these by more than 2x")
+#   CLEAR=0             with FINISHED, CLEAR=1 then times (6) DELETE /jobs?state=completed (the
+#                       dashboard's "Clear finished" over the stored completed jobs), checks its
+#                       count, and reads VmHWM after it
 #   QUIET_WAIT=300      before each measurement, wait up to this many seconds for an idle machine
 #   OUT=FILE            also write the markdown results to FILE
 #   KEEP_TMP=1          keep the temp dir      TMPDIR=DIR  where it goes (default /var/tmp)
@@ -56,6 +59,7 @@ REQUESTS=${REQUESTS:-50}
 EVENTS_SECONDS=${EVENTS_SECONDS:-3}
 CREATE_CONNECTIONS=${CREATE_CONNECTIONS:-1}
 FINISHED=${FINISHED:-0}
+CLEAR=${CLEAR:-0}
 
 require_tools curl python3
 resolve_sluice
@@ -281,6 +285,17 @@ RESTART_STORED=$(count_jobs)
 wait_for_quiet "reads after restart"
 measure_reads "(5)"
 RESTART_RSS2=$(rss_mib VmRSS) RESTART_HWM2=$(rss_mib VmHWM)
+CLEAR_LINE=""
+if ((FINISHED > 0 && CLEAR == 1)); then
+  wait_for_quiet "clear finished"
+  T0=$(now_ns)
+  cleared=$(curl -sS --max-time 3600 -X DELETE "$SLUICE_URL/jobs?state=completed") || die "DELETE /jobs?state=completed failed"
+  CLEAR_S=$(awk -v ns="$(($(now_ns) - T0))" 'BEGIN { printf "%.1f", ns / 1e9 }')
+  [[ $cleared == "{\"deleted\":$FINISHED}" ]] || die "DELETE /jobs?state=completed answered $cleared, expected $FINISHED deleted"
+  CLEAR_RSS=$(rss_mib VmRSS) CLEAR_HWM=$(rss_mib VmHWM)
+  log "(6) DELETE /jobs?state=completed: $cleared in $CLEAR_S s; VmRSS $CLEAR_RSS MiB, VmHWM $CLEAR_HWM MiB"
+  CLEAR_LINE="| (6) DELETE /jobs?state=completed ($FINISHED stored jobs): time; VmRSS / VmHWM after | $CLEAR_S s; $CLEAR_RSS / $CLEAR_HWM MiB | | |"
+fi
 stop_sluice
 
 # ---------------------------------------------------------------- report
@@ -303,4 +318,5 @@ emit_report "$(machine_line), data dir on $TMP_FSTYPE; sluice: $(sluice_describe
 | restart: exec to the first GET /jobs?limit=100 answered (listening line at ${R[listen_ms]} ms) | $READY_S s | < 3 s | $(yesno "$(meets "$READY_S" '<' 3)") |
 | restart: that first list | ${R[first_list_ms]} ms | < 50 ms | $(yesno "$(meets "${R[first_list_ms]}" '<' 50)") |
 | restart: VmRSS / VmHWM after the first list; after $REQUESTS x 4 reads | $RESTART_RSS / $RESTART_HWM; $RESTART_RSS2 / $RESTART_HWM2 MiB | < 300 MiB | $(yesno "$(meets "$RESTART_HWM2" '<' 300)") |
-| after restart: GET /queue / state=failed / state=paused / list, medians | $(r '(5).queue_med') / $(r '(5).failed_med') / $(r '(5).paused_med') / $(r '(5).list_med') ms | | |"
+| after restart: GET /queue / state=failed / state=paused / list, medians | $(r '(5).queue_med') / $(r '(5).failed_med') / $(r '(5).paused_med') / $(r '(5).list_med') ms | | |
+$CLEAR_LINE"

@@ -33,6 +33,9 @@ public protocol JobRepository: Sendable {
     /// transaction: after a crash the job is either still there, unannounced, or gone and
     /// announced, never back after its removal was told.
     func delete(id: String, deliveries: [WebhookDelivery]) throws
+    /// Removes several jobs and stores the deliveries that announce them, all in one
+    /// transaction (a bulk delete of finished jobs a page at a time).
+    func delete(ids: [String], deliveries: [WebhookDelivery]) throws
     func checkpoint(id: String) throws -> DownloadCheckpoint?
     /// Saves a checkpoint and the bytes it covers in one transaction.
     func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws
@@ -64,6 +67,12 @@ public struct CheckpointWrite: Sendable, Equatable {
 extension JobRepository {
     public func insert(_ job: JobSnapshot) throws { try insert(job, idempotencyKey: nil) }
     public func delete(id: String) throws { try delete(id: id, deliveries: []) }
+
+    /// One removal after another (each with the deliveries that name its job); a store that
+    /// can do better removes them together.
+    public func delete(ids: [String], deliveries: [WebhookDelivery]) throws {
+        for id in ids { try delete(id: id, deliveries: deliveries.filter { $0.jobID == id }) }
+    }
 
     /// One save after another; a store that can do better commits them together.
     public func saveCheckpoints(_ writes: [CheckpointWrite]) throws {

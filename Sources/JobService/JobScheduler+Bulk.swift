@@ -33,9 +33,10 @@ extension JobScheduler {
     /// returns how many.
     public func deleteAll(states: Set<JobState>, deleteFile: Bool) async throws -> Int {
         let selection = JobSelection.states(states)
-        let ids = try selected(selection)
+        // The jobs this node holds, one at a time: a run to stop, dependents to tell.
+        let ids = order.filter { jobs[$0].map(selection.contains) ?? false }
         defer { letGoFinished() }
-        return try await holdingSchedule {
+        var count = try await holdingSchedule {
             var count = 0
             for id in ids {
                 guard let job = jobs[id], selection.contains(job) else { continue }
@@ -46,6 +47,46 @@ extension JobScheduler {
             }
             return count
         }
+        count += try await deleteStored(JobState.finished.intersection(states), deleteFile: deleteFile)
+        return count
+    }
+
+    /// At most this many stored jobs are read and removed together by a bulk delete.
+    static let deletePage = 500
+
+    /// Removes the finished jobs of `states` a single node left to its store, a page at a
+    /// time, each page in one transaction with its `removed` deliveries: a million finished
+    /// jobs are never all held, nor removed one transaction each. One that a live job waits
+    /// for goes the way of a single delete (its dependents are told).
+    private func deleteStored(_ states: Set<JobState>, deleteFile: Bool) async throws -> Int {
+        guard cluster == nil, !states.isEmpty else { return 0 }
+        var count = 0
+        while jobs.storedOnly(in: states) > 0 {
+            StoreCallBudget.renew()
+            // Newest first; what a page removed is not in the next.
+            guard let page = try repository.page(states: states, limit: Self.deletePage, before: nil) else { break }
+            let alone = page.filter { jobs[$0.id] == nil }
+            guard !alone.isEmpty else { break }
+            for job in alone where finishedDependencies[job.id] != nil {
+                try holdStored(job.id)
+                try await delete(id: job.id, deleteFile: deleteFile)
+                StoreCallBudget.renew()
+            }
+            let plain = alone.filter { finishedDependencies[$0.id] == nil }
+            try repository.delete(ids: plain.map(\.id), deliveries: plain.flatMap { webhooks?.deliveries(for: .removed, job: $0) ?? [] })
+            webhooks?.stored()
+            jobs.forgetStored(plain)
+            for job in plain {
+                events.publish(.removed(id: job.id))
+                // A failed job may have left its partial file.
+                removePartialFiles(job.id)
+                if deleteFile, let path = job.path, SafeRelativePath.isPlainName(path) {
+                    unlink(configuration.documentsDirectory + "/" + path)
+                }
+            }
+            count += alone.count
+        }
+        return count
     }
 
     /// Which parts of the job's file are on disk: live from a running download, else from

@@ -204,6 +204,15 @@ public final class JobTable: Sendable {
         }
     }
 
+    /// Finished jobs the store held alone were removed from it: no longer counted.
+    public func forgetStored(_ removed: [JobSnapshot]) {
+        storage.withLock { storage in
+            for job in removed where storage.byID[job.id] == nil {
+                storage.storedOnly[job.state] = max(0, (storage.storedOnly[job.state] ?? 0) - 1)
+            }
+        }
+    }
+
     /// A finished job read back from the store for a command (a resume, a delete): held
     /// again, no longer counted as the store's alone.
     public func adopt(_ job: JobSnapshot) {

@@ -243,6 +243,14 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
+    public func delete(ids: [String], deliveries: [WebhookDelivery]) throws {
+        try write { db in
+            let statement = try db.cachedStatement(sql: "DELETE FROM job WHERE id = ?")
+            for id in ids { try statement.execute(arguments: [id]) }
+            try Self.insert(deliveries, into: db)
+        }
+    }
+
     public func jobID(idempotencyKey: String, since: Date) throws -> String? {
         try read { db in
             try String.fetchOne(

@@ -88,4 +88,29 @@ import Testing
             }
         }
     }
+
+    /// "Clear finished" over many stored jobs read every one of them into the table, then
+    /// removed them one transaction each: a million finished jobs were a million held and a
+    /// million commits. They go a page at a time, each page one transaction.
+    @Test func clearingManyStoredJobsRemovesThemAPageAtATime() async throws {
+        try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
+            let store = InMemoryJobRepository()
+            for index in 0..<1200 { try store.insert(Self.job("c\(index)", .completed, second: Double(index))) }
+            try store.insert(Self.job("f", .failed, second: 2000))
+            try store.insert(Self.job("w", .paused, second: 2001, after: ["c7"]))
+            try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
+                let events = try scheduler.subscribe()
+                defer { events.changes.cancel() }
+                #expect(try await scheduler.deleteAll(states: [.completed], deleteFile: false) == 1200)
+                #expect(store.calls["deleteMany"] == 3, "pages of 500")
+                #expect(store.calls["delete"] == 1, "only the job another waits for goes alone")
+                #expect(scheduler.countsByState()[.completed, default: 0] == 0)
+                #expect(scheduler.countsByState()[.failed] == 1)
+                #expect(try store.countsByState()[.completed] == nil)
+                #expect(scheduler.jobs.count == 1, "only the live job is held")
+                #expect(scheduler.jobs["w"]?.after == [], "the job that waited for c7 forgets it")
+                #expect(try scheduler.job(id: "c100") == nil)
+            }
+        }
+    }
 }

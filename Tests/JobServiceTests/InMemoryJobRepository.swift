@@ -108,6 +108,14 @@ final class InMemoryJobRepository: JobRepository {
         }
     }
 
+    func delete(ids: [String], deliveries: [WebhookDelivery]) throws {
+        call("deleteMany") { storage in
+            let gone = Set(ids)
+            storage.jobs.removeAll { gone.contains($0.job.id) }
+            storage.deliveries += deliveries
+        }
+    }
+
     func checkpoint(id: String) throws -> DownloadCheckpoint? {
         call("checkpoint") { storage in storage.jobs.first { $0.job.id == id }?.checkpoint }
     }
