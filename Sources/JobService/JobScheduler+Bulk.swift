@@ -112,13 +112,16 @@ extension JobScheduler {
                 throw SluiceError(.invalidField, "ids names no job \(unknown)", field: "ids")
             }
         case .all, .states:
-            let stored = JobState.finished.filter { selection.contains(state: $0) }
-            if cluster == nil, !stored.isEmpty, jobs.storedOnly(in: Set(stored)) > 0 {
+            // A pause or a resume changes a failed job only (a completed one refuses both).
+            let stored: Set<JobState> = selection.contains(state: .failed) ? [.failed] : []
+            if cluster == nil, !stored.isEmpty, jobs.storedOnly(in: stored) > 0 {
                 var before: String?
+                var found: [JobSnapshot] = []
                 while let page = try repository.page(states: stored, limit: 1000, before: before), let last = page.last {
-                    for job in page where jobs[job.id] == nil { jobs.adopt(job) }
+                    found += page.filter { jobs[$0.id] == nil }
                     before = last.id
                 }
+                jobs.adopt(found)
             }
         }
         return order.filter { jobs[$0].map(selection.contains) ?? false }

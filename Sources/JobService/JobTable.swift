@@ -88,6 +88,39 @@ public final class JobTable: Sendable {
             counts[job.state, default: 0] += 1
         }
 
+        /// Inserts many jobs by age at once: one merge and one pass over the positions, where
+        /// inserting them one by one moved every position after each (a bulk action over a
+        /// million stored jobs was quadratic).
+        mutating func insertAllByAge(_ jobs: [JobSnapshot]) {
+            var seen = Set<String>()
+            let fresh = jobs.filter { byID[$0.id] == nil && seen.insert($0.id).inserted }
+                .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+            guard !fresh.isEmpty else { return }
+            var merged: [String?] = []
+            merged.reserveCapacity(ids.count - holes + fresh.count)
+            var next = 0
+            for case let id? in ids {
+                let date = byID[id]!.job.createdAt
+                // After the held jobs of the same date, as `insertByAge` places one.
+                while next < fresh.count, fresh[next].createdAt < date {
+                    merged.append(fresh[next].id)
+                    next += 1
+                }
+                merged.append(id)
+            }
+            merged += fresh[next...].map(\.id)
+            for job in fresh {
+                byID[job.id] = (job, 0)
+                counts[job.state, default: 0] += 1
+                if !job.after.isEmpty || !job.waitingFor.isEmpty { dependent.insert(job.id) }
+                if job.state == .queued && job.retryAt != nil { retrying.insert(job.id) }
+            }
+            ids = merged
+            holes = 0
+            for (position, id) in ids.enumerated() { byID[id!]!.position = position }
+            indexStates()
+        }
+
         mutating func compact() {
             guard holes > 0 else { return }
             ids = ids.filter { $0 != nil }
@@ -220,6 +253,17 @@ public final class JobTable: Sendable {
             guard storage.byID[job.id] == nil else { return }
             if !job.state.isLive, let count = storage.storedOnly[job.state], count > 0 { storage.storedOnly[job.state] = count - 1 }
             storage.insertByAge(job)
+        }
+    }
+
+    /// Many finished jobs read back for a bulk action, placed by age in one pass.
+    public func adopt(_ jobs: [JobSnapshot]) {
+        storage.withLock { storage in
+            var seen = Set<String>()
+            for job in jobs where storage.byID[job.id] == nil && seen.insert(job.id).inserted && !job.state.isLive {
+                if let count = storage.storedOnly[job.state], count > 0 { storage.storedOnly[job.state] = count - 1 }
+            }
+            storage.insertAllByAge(jobs)
         }
     }
 

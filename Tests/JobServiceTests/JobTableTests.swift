@@ -34,6 +34,32 @@ import Testing
         #expect(table.countsByState()[.paused] == 3 && table.countsByState()[.queued] == 1 && table.count == 5)
     }
 
+    /// Many stored jobs adopted at once (a bulk resume of failed jobs) take their places by
+    /// age in one pass, the same places one by one would give them, and leave the store's
+    /// count. One by one, each moved every position after it: a million was quadratic.
+    @Test func manyAdoptedJobsTakeTheirPlacesByAgeInOnePass() {
+        let table = JobTable()
+        for (id, age) in [("a", 0.0), ("c", 2), ("e", 4)] { table[id] = Self.job(id, age: age, state: .paused) }
+        table.setStoredOnly([.failed: 4])
+        table["x"] = nil  // a hole
+        let stored = [("f", 5.0), ("b", 1), ("d", 3), ("c2", 2)].map { Self.job($0.0, age: $0.1, state: .failed) }
+        table.adopt(stored + [Self.job("a", age: 0, state: .failed)])
+        #expect(table.orderedIDs == ["a", "b", "c", "c2", "d", "e", "f"], "a held job of the same age stays first")
+        #expect(table.list(states: [.failed], limit: 10, after: nil)?.map(\.id) == ["f", "d", "c2", "b"])
+        #expect(table.list(states: [.paused], limit: 10, after: nil)?.map(\.id) == ["e", "c", "a"])
+        #expect(table.list(states: nil, limit: 3, after: "c2")?.map(\.id) == ["c", "b", "a"])
+        #expect(table.countsByState()[.failed] == 4, "held now, not counted twice")
+        #expect(table.storedOnly(in: [.failed]) == 0)
+        #expect(table["a"]?.state == .paused, "a held job is not replaced by its stored row")
+        // Many, older than everything held: one pass, not one per job.
+        let many = (0..<20_000).map { Self.job("old\($0)", age: -200_000 + Double($0), state: .failed) }
+        let start = ContinuousClock.now
+        table.adopt(many)
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(table.count == 20_007)
+        #expect(table.orderedIDs.prefix(2) == ["old0", "old1"])
+    }
+
     /// The table's part of a page whose cursor is a stored job: found by date, below it, holes
     /// and jobs made at the same second included.
     @Test func aPageBelowADateSkipsHolesAndOrdersTiesById() {
