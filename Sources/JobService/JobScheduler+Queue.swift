@@ -172,6 +172,15 @@ extension JobScheduler {
         jobs.evict(id)
         // Its limiter, retry count and progress clock go with it.
         _ = runs.remove(id)
+        forgetFinishedDependencies(of: job)
+    }
+
+    /// The finished dependencies `job` named that no job held here waits for any more: their
+    /// states are not needed (a new `after` reads them from the store again).
+    func forgetFinishedDependencies(of job: JobSnapshot) {
+        for dependency in job.after where finishedDependencies[dependency] != nil && !jobs.isWaitedFor(dependency) {
+            finishedDependencies[dependency] = nil
+        }
     }
 
     /// Brings a finished job back from the store for a command on it (a resume, an edit, a

@@ -471,6 +471,10 @@ public actor JobScheduler {
         if case .remove(stopFirst: true) = lifecycle.deleteRequested() { stop(id) }
         jobs[id] = nil
         unrecordedRuns[id] = nil
+        // A deleted job is no dependency any more (a new `after` naming it is refused), and
+        // the finished ones it waited for may be waited for by nobody now.
+        finishedDependencies[id] = nil
+        forgetFinishedDependencies(of: job)
         // Its run (to wait for), lease, limiter and the rest go together.
         let pending = runs.remove(id)?.run
         events.publish(.removed(id: id))

@@ -113,4 +113,23 @@ import Testing
             }
         }
     }
+
+    /// A deleted job kept its state as a finished dependency: a new job could still name it in
+    /// `after`, and was taken as waiting for a completed job.
+    @Test func aDeletedDependencyCannotBeNamedAgain() async throws {
+        try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
+            let store = try Self.store()
+            try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
+                // p6 waits for c1, which the store holds alone.
+                try await scheduler.delete(id: "c1", deleteFile: false)
+                #expect(scheduler.jobs["p6"]?.after == [])
+                let request = try JSONDecoder().decode(
+                    CreateJobRequest.self, from: Data(#"{"url":"http://127.0.0.1:9/x","paused":true,"after":["c1"]}"#.utf8)
+                )
+                let refusal = await #expect(throws: SluiceError.self) { try await scheduler.create(request) }
+                #expect(refusal?.code == .invalidField)
+                #expect(refusal?.field == "after")
+            }
+        }
+    }
 }
