@@ -61,7 +61,9 @@ extension JobScheduler {
     private func deleteStored(_ states: Set<JobState>, deleteFile: Bool) async throws -> Int {
         guard cluster == nil, !states.isEmpty else { return 0 }
         var count = 0
-        while jobs.storedOnly(in: states) > 0 {
+        // A stop of the service (or of the request) ends the clear between two pages: the
+        // rest stays stored, and the service exits in its 5 s (CONTRACT §1).
+        while jobs.storedOnly(in: states) > 0, !isShuttingDown, !Task.isCancelled {
             StoreCallBudget.renew()
             // Newest first; what a page removed is not in the next.
             guard let page = try repository.page(states: states, limit: Self.deletePage, before: nil) else { break }
@@ -85,6 +87,8 @@ extension JobScheduler {
                 }
             }
             count += alone.count
+            // Others' turn on this actor (a shutdown, a command) between two pages.
+            await Task.yield()
         }
         return count
     }

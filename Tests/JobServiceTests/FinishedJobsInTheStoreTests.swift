@@ -3,6 +3,7 @@ import Foundation
 import JobService
 import SluiceCore
 import SluiceTestSupport
+import Synchronization
 import Testing
 
 /// Issue 20, point 3: a single node holds its live jobs; finished ones live in the store, read
@@ -130,6 +131,41 @@ import Testing
                 #expect(refusal?.code == .invalidField)
                 #expect(refusal?.field == "after")
             }
+        }
+    }
+
+    /// Clearing a million stored jobs takes about 30 s, all of it in the scheduler's turn: a
+    /// shutdown meanwhile waited for the whole clear, where the service must exit in 5 s.
+    @Test func aShutdownEndsAClearBetweenTwoPages() async throws {
+        try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
+            let store = InMemoryJobRepository()
+            for index in 0..<3000 { try store.insert(Self.job("c\(index)", .completed, second: Double(index))) }
+            for name in ["cache", "documents"] {
+                try FileManager.default.createDirectory(atPath: directory.path + "/" + name, withIntermediateDirectories: true)
+            }
+            let client = Fetcher()
+            let scheduler = try JobScheduler(
+                configuration: .init(cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents"),
+                repository: store, client: client
+            )
+            await scheduler.start()
+            store.holdBulkDeletes()
+            let clearing = Task { try await scheduler.deleteAll(states: [.completed], deleteFile: false) }
+            #expect(await waitUntil(.seconds(10), every: .milliseconds(5)) { store.waiting == 1 }, "the first page waits on the store")
+            // The shutdown asks for the scheduler's turn while the page waits.
+            let asked = Mutex(false)
+            let stopping = Task {
+                asked.withLock { $0 = true }
+                await scheduler.shutdown()
+            }
+            #expect(await waitUntil(.seconds(10), every: .milliseconds(1)) { asked.withLock { $0 } })
+            store.releaseBulkDeletes()
+            await stopping.value
+            let cleared = try await clearing.value
+            try await client.shutdown()
+            #expect(cleared < 3000, "the clear went on past the shutdown")
+            #expect(cleared >= 500)
+            #expect(try store.countsByState()[.completed, default: 0] == 3000 - cleared)
         }
     }
 }

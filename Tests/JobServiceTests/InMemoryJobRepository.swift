@@ -35,6 +35,11 @@ final class InMemoryJobRepository: JobRepository {
     func holdPlacements() { placementsHeld.withLock { $0 = true } }
     func releasePlacements() { placementsHeld.withLock { $0 = false } }
 
+    /// While set, a removal of many jobs at once waits (a bulk delete's page).
+    private let bulkDeletesHeld = Mutex(false)
+    func holdBulkDeletes() { bulkDeletesHeld.withLock { $0 = true } }
+    func releaseBulkDeletes() { bulkDeletesHeld.withLock { $0 = false } }
+
     private func waitWhile(_ held: borrowing Mutex<Bool>) {
         guard held.withLock({ $0 }) else { return }
         waitingCalls.withLock { $0 += 1 }
@@ -109,6 +114,7 @@ final class InMemoryJobRepository: JobRepository {
     }
 
     func delete(ids: [String], deliveries: [WebhookDelivery]) throws {
+        waitWhile(bulkDeletesHeld)
         call("deleteMany") { storage in
             let gone = Set(ids)
             storage.jobs.removeAll { gone.contains($0.job.id) }
