@@ -11,36 +11,61 @@ import Testing
 @Suite(
     .serialized, .enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
 struct RunEndRecordTests {
-    /// Makes the statement that records a run's end (and only it) sleep before it touches a
-    /// row: the window in which the pause comes, held open for a second.
-    static let slowRunEnd = """
-        CREATE FUNCTION slow_run_end() RETURNS trigger LANGUAGE plpgsql AS $$
+    /// Holds the statement that records a run's end (and only it) before it touches a row,
+    /// for as long as `run_end_gate` has a row: the window in which the command comes, open
+    /// until the test closes the gate (a fixed sleep was missed by a poll under CI's load).
+    static let gatedRunEnd = """
+        CREATE TABLE run_end_gate (held boolean);
+        INSERT INTO run_end_gate VALUES (true);
+        CREATE FUNCTION gated_run_end() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            IF current_query() LIKE '%CASE WHEN job.state = ''paused'' AND%' THEN PERFORM pg_sleep(1); END IF;
+            IF current_query() LIKE '%CASE WHEN job.state = ''paused'' AND%' THEN
+                WHILE EXISTS (SELECT 1 FROM run_end_gate) LOOP PERFORM pg_sleep(0.02); END LOOP;
+            END IF;
             RETURN NULL;
         END $$;
-        CREATE TRIGGER slow_run_end BEFORE UPDATE ON job FOR EACH STATEMENT EXECUTE FUNCTION slow_run_end();
+        CREATE TRIGGER gated_run_end BEFORE UPDATE ON job FOR EACH STATEMENT EXECUTE FUNCTION gated_run_end();
         """
 
-    /// Whether the run-end statement is sleeping in its trigger now.
+    /// Whether the run-end statement is held at the gate now.
     static func recordingTheEnd(_ database: String) throws -> Bool {
         let count = try TestPostgres.sql(
             """
             SELECT count(*) FROM pg_stat_activity
-            WHERE pid <> pg_backend_pid() AND wait_event = 'PgSleep' AND query LIKE '%CASE WHEN job.state = ''paused'' AND%'
+            WHERE pid <> pg_backend_pid() AND query LIKE '%CASE WHEN job.state = ''paused'' AND%' AND state = 'active'
             """, database: database)
         return count.trimmingCharacters(in: .whitespacesAndNewlines) != "0"
     }
 
-    @Test func aPauseWhileTheStoreRecordsTheRunsEndAnswersWhatItRecords() async throws {
+    static func openTheGate(_ database: String) {
+        _ = try? TestPostgres.sql("DELETE FROM run_end_gate", database: database)
+    }
+
+    /// A service on a database of its own whose job (`name`, 2 MiB) has placed its file and
+    /// waits at the gate to record its end; `body` gets the service, the job's id and the
+    /// database. The gate is opened after `body` whatever happens.
+    static func withARunRecordingItsEnd(
+        name: String, seed: Int, _ body: @Sendable (ServiceHarness, String, String) async throws -> Void
+    ) async throws {
         let database = try TestPostgres.newDatabase()
         try await ServiceHarness.with(configure: { $0.store = try? PostgresLocation(database) }) { service in
-            try TestPostgres.sql(Self.slowRunEnd, database: database)
-            let id =
-                try await service.create(["url": service.testdata("/testdata/2M?seed=5"), "filename": "recorded.bin"])["id"] as! String
-            #expect(try await waitUntil(.seconds(30), every: .milliseconds(5)) { try Self.recordingTheEnd(database) }, "the run ends")
-            let reply = try await service.request(.POST, "/jobs/\(id)/pause")
-            let answered = reply.status == 409 ? "completed" : try reply.json()["state"] as? String
+            try TestPostgres.sql(Self.gatedRunEnd, database: database)
+            defer { openTheGate(database) }
+            let id = try await service.create(["url": service.testdata("/testdata/2M?seed=\(seed)"), "filename": name])["id"] as! String
+            #expect(try await waitUntil(.seconds(60), every: .milliseconds(20)) { try Self.recordingTheEnd(database) }, "the run ends")
+            try await body(service, id, database)
+        }
+    }
+
+    @Test func aPauseWhileTheStoreRecordsTheRunsEndAnswersWhatItRecords() async throws {
+        try await Self.withARunRecordingItsEnd(name: "recorded.bin", seed: 5) { service, id, database in
+            async let reply = service.request(.POST, "/jobs/\(id)/pause")
+            // The pause has taken the job (it shows paused) while the record waits at the gate.
+            #expect(
+                try await waitUntil(.seconds(30), every: .milliseconds(10)) { try await service.job(id)["state"] as? String == "paused" })
+            Self.openTheGate(database)
+            let answer = try await reply
+            let answered = answer.status == 409 ? "completed" : try answer.json()["state"] as? String
             let state = try await service.job(id)["state"] as? String
             #expect(answered == "completed", "the file was placed before the pause came")
             #expect(state == answered, "the outcome changed after the pause answered")
@@ -49,13 +74,15 @@ struct RunEndRecordTests {
     }
 
     @Test func aDeleteWithItsFileWhileTheStoreRecordsTheRunsEndLeavesNothing() async throws {
-        let database = try TestPostgres.newDatabase()
-        try await ServiceHarness.with(configure: { $0.store = try? PostgresLocation(database) }) { service in
-            try TestPostgres.sql(Self.slowRunEnd, database: database)
-            let id = try await service.create(["url": service.testdata("/testdata/2M?seed=6"), "filename": "gone.bin"])["id"] as! String
-            #expect(try await waitUntil(.seconds(30), every: .milliseconds(5)) { try Self.recordingTheEnd(database) }, "the run ends")
-            #expect(try await service.request(.DELETE, "/jobs/\(id)?deleteFile=true").status == 204)
-            #expect(try await service.request(.GET, "/jobs/\(id)").status == 404)
+        try await Self.withARunRecordingItsEnd(name: "gone.bin", seed: 6) { service, id, database in
+            async let reply = service.request(.DELETE, "/jobs/\(id)?deleteFile=true")
+            // The delete has taken the job (it is gone) while the record waits at the gate.
+            #expect(
+                try await waitUntil(.seconds(30), every: .milliseconds(10)) { try await service.request(.GET, "/jobs/\(id)").status == 404 }
+            )
+            Self.openTheGate(database)
+            let answer = try await reply
+            #expect(answer.status == 204)
             #expect(try FileManager.default.contentsOfDirectory(atPath: service.data + "/documents").isEmpty)
             // Once the record is done, the job does not come back.
             #expect(try await waitUntil(.seconds(10), every: .milliseconds(20)) { try !Self.recordingTheEnd(database) })
