@@ -69,12 +69,15 @@ extension JobScheduler {
             guard let page = try repository.page(states: states, limit: Self.deletePage, before: nil) else { break }
             let alone = page.filter { jobs[$0.id] == nil }
             guard !alone.isEmpty else { break }
-            for job in alone where finishedDependencies[job.id] != nil {
+            // Waited for by a held job: the single delete tells it.
+            let waitedFor = { (id: String) in self.finishedDependencies[id] != nil || self.jobs.isWaitedFor(id) }
+            for job in alone where waitedFor(job.id) {
                 try holdStored(job.id)
                 try await delete(id: job.id, deleteFile: deleteFile)
                 StoreCallBudget.renew()
             }
-            let plain = alone.filter { finishedDependencies[$0.id] == nil }
+            // Read again after those deletes: a job held meanwhile is not the store's alone.
+            let plain = alone.filter { jobs[$0.id] == nil && !waitedFor($0.id) }
             try repository.delete(ids: plain.map(\.id), deliveries: plain.flatMap { webhooks?.deliveries(for: .removed, job: $0) ?? [] })
             webhooks?.stored()
             jobs.forgetStored(plain)
@@ -126,6 +129,11 @@ extension JobScheduler {
                     before = last.id
                 }
                 jobs.adopt(found)
+                // What they wait for, as the store has it (a dependency gone from the table
+                // too), as `holdStored` reads it for one job.
+                for dependency in Set(found.flatMap(\.after)) where stateOf(dependency) == nil {
+                    if let state = try repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
+                }
             }
         }
         return order.filter { jobs[$0].map(selection.contains) ?? false }

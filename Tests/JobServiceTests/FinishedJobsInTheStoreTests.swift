@@ -168,4 +168,21 @@ import Testing
             #expect(try store.countsByState()[.completed, default: 0] == 3000 - cleared)
         }
     }
+
+    /// A bulk resume read the stored failed jobs back without the states of what they wait
+    /// for: a failed job waiting for a stored completed one lost it from its `after`.
+    @Test func aBulkResumeKeepsAStoredDependencyOfAStoredJob() async throws {
+        try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
+            let store = InMemoryJobRepository()
+            try store.insert(Self.job("d", .completed, second: 0))
+            try store.insert(Self.job("f", .failed, second: 1, after: ["d"]))
+            try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
+                _ = try await scheduler.pauseAll(.states([.failed]))
+                #expect(scheduler.jobs["f"]?.state == .paused)
+                #expect(scheduler.jobs["f"]?.after == ["d"])
+                _ = try await scheduler.resumeAll(.states([.paused]))
+                #expect(scheduler.jobs["f"]?.after == ["d"], "its completed dependency stays named")
+            }
+        }
+    }
 }
