@@ -85,7 +85,9 @@ extension JobScheduler {
                 events.publish(.removed(id: job.id))
                 // A failed job may have left its partial file.
                 removePartialFiles(job.id)
-                if deleteFile { removeFinishedFile(of: job) }
+                if deleteFile, let path = job.path, SafeRelativePath.isPlainName(path) {
+                    unlink(configuration.documentsDirectory + "/" + path)
+                }
             }
             count += alone.count
             // Others' turn on this actor (a shutdown, a command) between two pages.
