@@ -24,6 +24,11 @@ struct JobRuntime<Run: RunHandle> {
             case .running(let run), .stopping(let run), .recording(let run): run
             }
         }
+
+        /// The run when it is ending (stopping, or recording its end).
+        var ending: Run? {
+            if case .running = self { nil } else { run }
+        }
     }
 
     /// Where the job's download stands on this node; nil when none runs or ends here.
@@ -87,23 +92,11 @@ struct JobRuntimes<Run: RunHandle> {
 
     /// A run of the job that is ending (told to stop, or recording its end): what a command
     /// on the job waits for before it reads the job's bytes or result.
-    func ending(_ id: String) -> Run? {
-        switch runtimes[id]?.slot {
-        case .stopping(let run)?, .recording(let run)?: run
-        case .running?, nil: nil
-        }
-    }
+    func ending(_ id: String) -> Run? { runtimes[id]?.slot?.ending }
 
     var runningIDs: [String] { runtimes.compactMap { if case .running? = $0.value.slot { $0.key } else { nil } } }
     var runningCount: Int { runtimes.values.count { if case .running? = $0.slot { true } else { false } } }
-    var endingRuns: [Run] {
-        runtimes.values.compactMap { runtime in
-            switch runtime.slot {
-            case .stopping(let run)?, .recording(let run)?: run
-            case .running?, nil: nil
-            }
-        }
-    }
+    var endingRuns: [Run] { runtimes.values.compactMap { $0.slot?.ending } }
     /// The leases this node holds.
     var leases: [Lease] { runtimes.values.compactMap(\.lease) }
     /// Jobs an edit holds.
