@@ -85,9 +85,7 @@ extension JobScheduler {
                 events.publish(.removed(id: job.id))
                 // A failed job may have left its partial file.
                 removePartialFiles(job.id)
-                if deleteFile, let path = job.path, SafeRelativePath.isPlainName(path) {
-                    unlink(configuration.documentsDirectory + "/" + path)
-                }
+                if deleteFile { removeFinishedFile(of: job) }
             }
             count += alone.count
             // Others' turn on this actor (a shutdown, a command) between two pages.

@@ -499,10 +499,14 @@ public actor JobScheduler {
         // The wait was the run's, not the store's (a bulk delete goes on to the next job).
         StoreCallBudget.renew()
         removePartialFiles(id)
-        // The stored name as it is: it was never percent-encoded, so `%` is a plain character.
-        if deleteFile, let path = job.path, SafeRelativePath.isPlainName(path) {
-            unlink(configuration.documentsDirectory + "/" + path)
-        }
+        if deleteFile { removeFinishedFile(of: job) }
+    }
+
+    /// A deleted job's finished file, by its stored name as it is (never percent-encoded,
+    /// so `%` is a plain character); nothing for a name that could leave the directory.
+    func removeFinishedFile(of job: JobSnapshot) {
+        guard let path = job.path, SafeRelativePath.isPlainName(path) else { return }
+        unlink(configuration.documentsDirectory + "/" + path)
     }
 
     /// Stops every download, each after a checkpoint; their jobs stay `running` in the

@@ -185,4 +185,27 @@ import Testing
             }
         }
     }
+
+    /// `DELETE /jobs?state=completed&deleteFile=true` over stored jobs removes their files,
+    /// as the single delete does, and never a name that would leave the directory.
+    @Test func clearingStoredJobsWithTheirFilesRemovesThem() async throws {
+        try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
+            let store = InMemoryJobRepository()
+            for (index, name) in ["a.bin", "b.bin", "../escape.bin"].enumerated() {
+                var job = Self.job("c\(index)", .completed, second: Double(index))
+                job.path = name
+                try store.insert(job)
+            }
+            try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
+                let documents = directory.path + "/documents"
+                for name in ["a.bin", "b.bin", "kept.bin"] {
+                    #expect(FileManager.default.createFile(atPath: documents + "/" + name, contents: Data("x".utf8)))
+                }
+                #expect(FileManager.default.createFile(atPath: directory.path + "/escape.bin", contents: Data("x".utf8)))
+                #expect(try await scheduler.deleteAll(states: [.completed], deleteFile: true) == 3)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: documents) == ["kept.bin"])
+                #expect(FileManager.default.fileExists(atPath: directory.path + "/escape.bin"))
+            }
+        }
+    }
 }
