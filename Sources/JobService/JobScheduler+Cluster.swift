@@ -141,7 +141,7 @@ extension JobScheduler {
     /// Writes the progress of this node's runs, then stops those whose lease the store
     /// refused.
     func saveProgress() async {
-        // A cancelled task would make its store calls in place, on this actor.
+        // Cancelled, the cluster's loop is ending (a shutdown): it writes nothing more.
         guard let cluster, !Task.isCancelled else { return }
         let runs = takeProgress()
         guard !runs.isEmpty else { return }

@@ -62,6 +62,9 @@ public actor JobScheduler {
 
     let configuration: Configuration
     let repository: any JobRepository
+    /// Its own thread, where its synchronous store calls wait (`SchedulerExecutor`).
+    private let executor = SchedulerExecutor(label: "sluice.scheduler")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// Commits the checkpoints of every run here together (group commit).
     let checkpointWriter: CheckpointWriter
     /// The shared store when this node is one of a cluster's; nil for a single node.

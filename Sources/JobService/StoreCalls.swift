@@ -10,11 +10,16 @@ public enum StoreCalls {
         return pool
     }()
 
-    /// Runs `work` on a store thread with the caller's `StoreCallBudget`. A cancelled task (a
-    /// pause, a stop) cannot hand work to a pool: its last write runs in place.
+    /// Runs `work` on a store thread with the caller's `StoreCallBudget`. A cancelled task's
+    /// call (a pause's last checkpoint) runs there too: it used to run in place, and then
+    /// waited on a thread of the cooperative pool.
     public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        if Task.isCancelled { return try work() }
         let budget = StoreCallBudget.current
-        return try await pool.runIfActive { try StoreCallBudget.$current.withValue(budget) { try work() } }
+        return try await withCheckedThrowingContinuation { continuation in
+            pool.submit { _ in
+                // The pool is never stopped: every item runs.
+                continuation.resume(with: Result { try StoreCallBudget.$current.withValue(budget) { try work() } })
+            }
+        }
     }
 }

@@ -1,0 +1,54 @@
+import DownloadEngine
+import Foundation
+import JobService
+import SluiceCore
+import SluiceTestSupport
+import Synchronization
+import Testing
+
+/// The scheduler's store calls wait where they run (`JobRepository` is synchronous): that
+/// must never be a thread of the cooperative pool, which has one per core and also answers
+/// the API and runs every other task.
+@Suite struct CooperativePoolTests {
+    /// CI hung for 90 minutes: two schedulers' commands waiting on frozen stores held both
+    /// threads of a 2-core machine's pool, and the tests that would thaw them never ran
+    /// again. Here one scheduler more than the pool has threads waits on its frozen store,
+    /// and the test must still see them all waiting; a thread thaws every store after 10 s,
+    /// so that before the fix this fails instead of hanging.
+    @Test func schedulersWaitingOnFrozenStoresLeaveThePoolFree() async throws {
+        let count = ProcessInfo.processInfo.activeProcessorCount + 1
+        try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
+            for name in ["cache", "documents"] {
+                try FileManager.default.createDirectory(atPath: directory.path + "/" + name, withIntermediateDirectories: true)
+            }
+            let client = Fetcher()
+            var schedulers: [(JobScheduler, InMemoryJobRepository, String)] = []
+            for _ in 0..<count {
+                let store = InMemoryJobRepository()
+                let scheduler = try JobScheduler(
+                    configuration: .init(cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents"),
+                    repository: store, client: client
+                )
+                await scheduler.start()
+                let id = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/x", paused: true)).job.id
+                schedulers.append((scheduler, store, id))
+            }
+            let stores = schedulers.map(\.1)
+            let thawedByTheTimer = Atomic(false)
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: 10)
+                thawedByTheTimer.store(true, ordering: .relaxed)
+                for store in stores { store.thaw() }
+            }
+            for store in stores { store.freeze() }
+            let resumes = schedulers.map { scheduler, _, id in Task { try await scheduler.resume(id: id) } }
+            let allWaiting = await waitUntil(.seconds(8), every: .milliseconds(10)) { stores.allSatisfy { $0.waiting == 1 } }
+            let early = !thawedByTheTimer.load(ordering: .relaxed)
+            for store in stores { store.thaw() }
+            for resume in resumes { _ = try await resume.value }
+            for (scheduler, _, _) in schedulers { await scheduler.shutdown() }
+            try await client.shutdown()
+            #expect(allWaiting && early, "\(count) schedulers waiting on their stores left the test no thread")
+        }
+    }
+}
