@@ -42,12 +42,45 @@ fi
 # or make thousands of jobs run in a second pass: beside the rest, on 2 cores, their load
 # pushed older timing bounds (connection limits, stall timeouts) over.
 heavy='StoreStallTests|DeleteDurabilityTests|TLSGetTests|GetThroughSquidTests|TLSServeTests|TLSJobTests|SquidProxyTests|StoreOutageTests|EventReplayTests|DependencyChainTests|PostgresTLSTests'
-swift test --skip-build --skip "$heavy"
-swift test --skip-build --filter "$heavy"
+# Each pass has a time limit: a test that hangs fails the run with its name and the test
+# process's threads, where CI's own limit (90 minutes) cut the log at a point that said
+# nothing.
+pass_limit=${SLUICE_TEST_PASS_LIMIT:-900}
+run_pass() {
+    local log pid waited=0 status=0
+    log=$(mktemp /tmp/sluice-test-XXXXXX.log)
+    swift test --skip-build "$@" > >(tee "$log") 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "$pass_limit" ]; do
+        sleep 5
+        waited=$((waited + 5))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "test.sh: the pass (swift test $*) ran over ${pass_limit} s; started and never ended:"
+        awk '/^◇ Test [^ ]+ started\.$/ { open[$3]++ }
+             /^(✔|✘) Test [^ ]+ (with [0-9]+ test cases? )?(passed|failed) after/ { open[$3]-- }
+             END { for (name in open) if (open[name] > 0) print "  " name }' "$log"
+        for test_pid in $(pgrep -f 'PackageTests.xctest' || true); do
+            if command -v gdb >/dev/null; then
+                echo "test.sh: the threads of the test process $test_pid:"
+                gdb -p "$test_pid" -batch -ex 'thread apply all bt 25' 2>/dev/null | grep -E '^(Thread|#)' | head -600 || true
+            fi
+            kill -KILL "$test_pid" 2>/dev/null || true
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+        rm -f "$log"
+        return 124
+    fi
+    wait "$pid" || status=$?
+    rm -f "$log"
+    return "$status"
+}
+run_pass --skip "$heavy"
+run_pass --filter "$heavy"
 if [ -n "$postgres_dir" ]; then
     # The whole API target once more (but its heavy suites), each service on a PostgreSQL
     # database of its own: the scheduler then runs as a cluster node. A new suite is in it
     # by being in the target; a test of the SQLite store's own files opts out itself
     # (`ServiceHarness.onPostgres`).
-    SLUICE_TEST_STORE=postgres swift test --skip-build --filter 'SluiceAPITests\.' --skip "$heavy"
+    SLUICE_TEST_STORE=postgres run_pass --filter 'SluiceAPITests\.' --skip "$heavy"
 fi

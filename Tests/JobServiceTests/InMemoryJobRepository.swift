@@ -3,6 +3,7 @@ import Foundation
 import JobService
 import SluiceCore
 import Synchronization
+import Testing
 
 /// A job store in memory, for the job service's tests: the same contract as SQLite's and
 /// PostgreSQL's (`JobRepositoryConformanceTests` runs it against all three), every call
@@ -40,10 +41,19 @@ final class InMemoryJobRepository: JobRepository {
     func holdBulkDeletes() { bulkDeletesHeld.withLock { $0 = true } }
     func releaseBulkDeletes() { bulkDeletesHeld.withLock { $0 = false } }
 
+    /// Waits while `held`, for at most a minute: a test that fails before it lets the store
+    /// go records it here and goes on, where it would hang the whole test run.
     private func waitWhile(_ held: borrowing Mutex<Bool>) {
         guard held.withLock({ $0 }) else { return }
         waitingCalls.withLock { $0 += 1 }
-        while held.withLock({ $0 }) { usleep(1000) }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while held.withLock({ $0 }) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("a store call was held for a minute: the test never let it go")
+                break
+            }
+            usleep(1000)
+        }
         waitingCalls.withLock { $0 -= 1 }
     }
 
