@@ -34,13 +34,16 @@ extension JobScheduler {
         runs[id].editing = false
         // A run the edit stopped goes on (under the new values, or as it was when the edit
         // was refused), unless it must now wait for other jobs.
-        if var job = jobs[id], job.state == .running, runs.running(id) == nil, cluster == nil || runs[id].lease != nil {
-            if dependenciesComplete(job) {
-                startDownload(job)
-            } else {
-                job.state = .queued
-                update(job)
-            }
+        let complete = jobs[id].map { dependenciesComplete($0) } ?? false
+        switch JobEdit.afterwards(editSight(id), dependenciesComplete: complete) {
+        case .restart:
+            startDownload(jobs[id]!)
+        case .requeue:
+            var job = jobs[id]!
+            job.state = .queued
+            update(job)
+        case .nothing:
+            break
         }
         schedule()
         try outcome.get()
@@ -51,45 +54,53 @@ extension JobScheduler {
     private func applyEdit(id: String, _ patch: JobPatch) async throws {
         var job = try editable(id)
         try checkDependencies(patch.after, of: id)
-        if cluster != nil, job.state == .running, runs[id].lease == nil, patch.changesTheDownload {
-            throw SluiceError(
-                .invalidTransition,
-                "job \(id) is running on node \(job.node ?? "another node"): pause it first to change its URL, headers, connections or name"
-            )
-        }
-        if let url = patch.url, url != job.url, let refusal = client.literalRefusal(for: url) { throw refusal }
+        let newURL = patch.url.flatMap { $0 == job.url ? nil : $0 }
+        var edit = JobEdit(changesTheDownload: patch.changesTheDownload, changesTheURL: newURL != nil, keepBytes: patch.keepBytes)
+        if let newURL, let refusal = client.literalRefusal(for: newURL) { throw refusal }
         try checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
-        // A run whose URL, headers, connections or name change ends first, after its
-        // checkpoint, so that the checkpoint judged and kept below is the newest.
-        if runs.running(id) != nil, patch.changesTheDownload {
-            stop(id)
-        }
-        // A run stopped by this edit or just before it (a pause whose answer is still on
-        // its way) ends first, after its checkpoint: the checkpoint judged and kept below is
-        // the newest, never an older one the run is about to overwrite.
-        if patch.changesTheDownload, let pending = runs.ending(id) {
-            _ = await pending.task.value
-            StoreCallBudget.renew()
-            job = try editable(id)
-            try checkDependencies(patch.after, of: id)
-        }
-        if let url = patch.url, url != job.url, let checkpoint = try repository.checkpoint(id: id), !checkpoint.written.isEmpty {
-            let bytes = try await retarget(checkpoint, to: url, headers: patch.headers ?? job.headers, keepBytes: patch.keepBytes)
-            // The probe was the remote's wait, not the store's.
-            StoreCallBudget.renew()
-            job = try editable(id)
-            try checkDependencies(patch.after, of: id)
-            try checkNotRunningElsewhere(id)
-            switch bytes {
-            case .kept(let moved):
-                try repository.saveCheckpoint(moved, id: id)
-            case .dropped:
-                try repository.saveCheckpoint(nil, id: id)
-                removePartialFiles(id)
-                job.bytesDone = 0
-                job.bytesTotal = nil
-                job.resumable = false
+        var checkpoint: DownloadCheckpoint?
+        steps: while true {
+            switch edit.next(editSight(id)) {
+            case .refuse(let refusal):
+                throw Self.error(refusal, id: id, node: jobs[id]?.node)
+            case .stopRun:
+                stop(id)
+            case .waitForRun:
+                if let pending = runs.ending(id) { _ = await pending.task.value }
+                // The wait was the run's, not the store's.
+                StoreCallBudget.renew()
+                try checkDependencies(patch.after, of: id)
+            case .readBytes:
+                checkpoint = try repository.checkpoint(id: id)
+                guard edit.bytesRead(any: checkpoint.map { !$0.written.isEmpty } ?? false), let newURL, let read = checkpoint else {
+                    continue
+                }
+                let probe = try await probe(newURL, headers: patch.headers ?? job.headers, against: read)
+                // The probe was the remote's wait, not the store's.
+                StoreCallBudget.renew()
+                if case .refuse(let refusal)? = edit.probed(probe) { throw Self.error(refusal, id: id, node: jobs[id]?.node) }
+                try checkDependencies(patch.after, of: id)
+                try checkNotRunningElsewhere(id)
+            case .apply:
+                break steps
             }
+        }
+        job = try editable(id)
+        switch edit.bytes {
+        case .unchanged:
+            break
+        case .moved(let finalURL):
+            if var moved = checkpoint, let newURL {
+                moved.url = newURL
+                moved.finalURL = finalURL
+                try repository.saveCheckpoint(moved, id: id)
+            }
+        case .dropped:
+            try repository.saveCheckpoint(nil, id: id)
+            removePartialFiles(id)
+            job.bytesDone = 0
+            job.bytesTotal = nil
+            job.resumable = false
         }
         if let url = patch.url { job.url = url }
         if let headers = patch.headers { job.headers = headers }
@@ -112,20 +123,40 @@ extension JobScheduler {
         }
     }
 
+    /// What an edit sees of a job on this node.
+    func editSight(_ id: String) -> JobEdit.Sight {
+        let run: JobEdit.Run = runs.running(id) != nil ? .running : runs.ending(id) != nil ? .ending : .none
+        return JobEdit.Sight(state: jobs[id]?.state, run: run, claim: cluster == nil || runs[id].lease != nil ? .thisNode : .otherNode)
+    }
+
+    /// An edit's refusal as the API answers it.
+    static func error(_ refusal: JobEdit.Refusal, id: String, node: String?) -> SluiceError {
+        switch refusal {
+        case .gone:
+            SluiceError(.notFound, "no job \(id)")
+        case .completed:
+            SluiceError(.invalidTransition, "a completed job cannot be edited")
+        case .runningElsewhere:
+            SluiceError(
+                .invalidTransition,
+                "job \(id) is running on node \(node ?? "another node"): pause it first to change its URL, headers, connections or name"
+            )
+        case .newURLUnprobed:
+            SluiceError(.remoteChanged, "the new URL could not be probed, so it cannot be known to serve the same file")
+        case .newURLServesAnotherFile:
+            SluiceError(
+                .remoteChanged,
+                "the new URL does not serve the same file (its length or validator differs), so the bytes on disk cannot be kept"
+            )
+        }
+    }
+
     /// In a cluster, the bytes of a job another node has claimed meanwhile are that node's:
     /// read from the store just before they are changed.
     func checkNotRunningElsewhere(_ id: String) throws {
         guard let cluster, runs[id].lease == nil, let stored = try cluster.job(id: id), stored.state == .running else { return }
         absorb(stored)
         throw SluiceError(.invalidTransition, "job \(id) started on node \(stored.node ?? "another node") meanwhile: pause it first")
-    }
-
-    /// What a new URL does to the bytes on disk.
-    enum BytesOnDisk {
-        /// The new URL serves the same file: the checkpoint, now for the new URL.
-        case kept(DownloadCheckpoint)
-        /// It does not: the job starts over.
-        case dropped
     }
 
     /// The job, if it may be edited: it exists and is not completed.
@@ -148,44 +179,18 @@ extension JobScheduler {
     }
 
     /// Probes `url` and compares what it serves with what the checkpoint's bytes came from.
-    private func retarget(_ checkpoint: DownloadCheckpoint, to url: String, headers: [String: String], keepBytes: Bool)
-        async throws -> BytesOnDisk
-    {
+    /// A name that resolves to an address the policy refuses is the edit's refusal.
+    private func probe(_ url: String, headers: [String: String], against checkpoint: DownloadCheckpoint) async throws -> JobEdit.Probe {
         var options = DownloadOptions(connections: 1, headers: headers, stallTimeout: 10)
         options.clock = configuration.clock
-        let identity: RemoteIdentity?
         do {
-            identity = try await Download.identify(url: url, options: options, client: client)
+            let identity = try await Download.identify(url: url, options: options, client: client)
+            return identity.serves(theFileOf: checkpoint) ? .sameFile(finalURL: identity.finalURL) : .otherFile
         } catch let error as SluiceError where error.code == .forbiddenTarget {
             throw error
         } catch {
             logger.info("the new URL could not be probed: \(error)")
-            identity = nil
+            return .unknown
         }
-        guard let identity else {
-            // Unknown (a timeout, a 5xx): the bytes stay, moved to the new URL, and the
-            // download's own If-Range decides on resume; a different file starts over then,
-            // never mixed. With keepBytes the answer must be sure now, so it is a refusal.
-            if keepBytes {
-                throw SluiceError(.remoteChanged, "the new URL could not be probed, so it cannot be known to serve the same file")
-            }
-            var moved = checkpoint
-            moved.url = url
-            moved.finalURL = nil
-            return .kept(moved)
-        }
-        if identity.serves(theFileOf: checkpoint) {
-            var moved = checkpoint
-            moved.url = url
-            moved.finalURL = identity.finalURL
-            return .kept(moved)
-        }
-        if keepBytes {
-            throw SluiceError(
-                .remoteChanged,
-                "the new URL does not serve the same file (its length or validator differs), so the bytes on disk cannot be kept"
-            )
-        }
-        return .dropped
     }
 }
