@@ -9,9 +9,9 @@ import Synchronization
 /// The built `sluice` executable run as a child process, for tests of the command line,
 /// signals and crash recovery.
 public final class ChildProcess: @unchecked Sendable {
-    private let process = Process()
-    private let output = Pipe()
-    private let errors = Pipe()
+    private let process: Spawned
+    private let output: FileHandle
+    private let errors: FileHandle
     /// Everything printed so far, drained as it comes so that a chatty child never blocks
     /// on a full pipe.
     private let printed = Mutex<(stdout: Data, stderr: Data)>((Data(), Data()))
@@ -34,12 +34,14 @@ public final class ChildProcess: @unchecked Sendable {
     public init(
         arguments: [String], environment: [String: String] = [:], directory: String? = nil, openFileLimit: Int? = nil
     ) throws {
+        let executable: String
+        let fullArguments: [String]
         if let openFileLimit {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-            process.arguments = ["--nofile=\(openFileLimit):", Self.sluiceExecutable] + arguments
+            executable = "/usr/bin/prlimit"
+            fullArguments = ["--nofile=\(openFileLimit):", Self.sluiceExecutable] + arguments
         } else {
-            process.executableURL = URL(fileURLWithPath: Self.sluiceExecutable)
-            process.arguments = arguments
+            executable = Self.sluiceExecutable
+            fullArguments = arguments
         }
         var env = ProcessInfo.processInfo.environment
         // The tests' servers are on 127.0.0.1: a proxy set on the machine running them must
@@ -48,25 +50,32 @@ public final class ChildProcess: @unchecked Sendable {
             env[name] = nil
         }
         env.merge(environment) { $1 }
-        process.environment = env
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        process.standardOutput = output
-        process.standardError = errors
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+        let output = try Spawned.pipe()
+        let errors = try Spawned.pipe()
+        defer {
+            close(output.write)
+            close(errors.write)
+        }
+        self.output = FileHandle(fileDescriptor: output.read, closeOnDealloc: true)
+        self.errors = FileHandle(fileDescriptor: errors.read, closeOnDealloc: true)
+        process = try Spawned(
+            executable, fullArguments, environment: env, directory: directory, stdout: .descriptor(output.write),
+            stderr: .descriptor(errors.write)
+        )
+        self.output.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             self?.printed.withLock { $0.stdout.append(data) }
         }
-        errors.fileHandleForReading.readabilityHandler = { [weak self] handle in
+        self.errors.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             self?.printed.withLock { $0.stderr.append(data) }
         }
-        try process.run()
     }
 
-    public var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.pid }
 
     public func signal(_ number: Int32) {
-        kill(process.processIdentifier, number)
+        kill(process.pid, number)
     }
 
     /// Waits for the exit (polling, off the cooperative pool's blocking paths) and returns
@@ -82,8 +91,8 @@ public final class ChildProcess: @unchecked Sendable {
         }
         // Let the handlers take what the child printed last.
         try await Task.sleep(for: .milliseconds(50))
-        output.fileHandleForReading.readabilityHandler = nil
-        errors.fileHandleForReading.readabilityHandler = nil
+        output.readabilityHandler = nil
+        errors.readabilityHandler = nil
         let (out, err) = printed.withLock { $0 }
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }

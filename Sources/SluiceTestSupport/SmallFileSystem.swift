@@ -7,13 +7,7 @@ import Foundation
 public enum SmallFileSystem {
     public static func mount(_ path: String, megabytes: Int, remount: Bool = false) -> Bool {
         let options = (remount ? "remount," : "") + "size=\(megabytes)m"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/mount")
-        process.arguments = remount ? ["-o", options, path] : ["-t", "tmpfs", "-o", options, "tmpfs", path]
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        return run("/bin/mount", remount ? ["-o", options, path] : ["-t", "tmpfs", "-o", options, "tmpfs", path])
     }
 
     /// A loop-mounted ext4 of `megabytes` at `path`, its image in `image` (a file outside
@@ -30,22 +24,13 @@ public enum SmallFileSystem {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        guard let child = try? Spawned(executable, arguments) else { return false }
+        child.waitUntilExit()
+        return child.terminationStatus == 0
     }
 
     public static func unmount(_ path: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/umount")
-        process.arguments = [path]
-        try? process.run()
-        process.waitUntilExit()
+        _ = run("/bin/umount", [path])
     }
 
     /// Whether mounting works here (root, or a user namespace that allows it).

@@ -152,25 +152,10 @@ public enum TestPostgres {
     }
 
     static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["PGCONNECT_TIMEOUT"] = "5"
-        process.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try? stdin.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let (status, out, err) = try Spawned.run(executable, arguments, environment: environment, input: input)
+        guard status == 0 else {
             throw Failure(
                 description:
                     "\((executable as NSString).lastPathComponent) \(arguments.first ?? ""): \(String(decoding: err, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))"

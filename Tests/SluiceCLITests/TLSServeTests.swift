@@ -10,16 +10,10 @@ import Testing
 @Suite struct TLSServeTests {
     /// Runs `curl ARGUMENTS` and returns its exit status and standard output.
     static func curl(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["curl", "-sS", "--max-time", "10"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = try await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let result = try await Task.detached {
+            try Spawned.run("/usr/bin/env", ["curl", "-sS", "--max-time", "10"] + arguments)
+        }.value
+        return (result.status, String(decoding: result.stdout, as: UTF8.self))
     }
 
     @Test func everyRouteOverTLSWithHTTP2ByALPNAndHTTP1WithoutIt() async throws {
