@@ -33,10 +33,12 @@ extension ServiceHarness {
     }
 
     /// A running job's speed over one second of wall time (a measurement window, not a
-    /// wait for a state), once it has bytes on disk; and the job at the end of it.
+    /// wait for a state), from its first progress report after the call (an older count,
+    /// late under load, put bytes fetched before a change of rate into the window); and the
+    /// job at the end of it.
     func measuredRate(of id: String) async throws -> (bytesPerSecond: Double, job: [String: Any]) {
-        try await waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
-        let start = try await job(id)["bytesDone"] as! Int
+        let seen = try await job(id)["bytesDone"] as? Int ?? 0
+        let start = try await waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > seen }["bytesDone"] as! Int
         let clock = ContinuousClock()
         let began = clock.now
         try await Task.sleep(for: .seconds(1))
