@@ -147,9 +147,6 @@ extension JobScheduler {
         }
     }
 
-    /// How long a job whose run found its store unavailable waits before it runs again.
-    static let storeRetryDelay: TimeInterval = 5
-
     /// Records how a run ended and starts what can start next.
     /// Returns false when the store could not take the end (the heartbeat records it later).
     private func complete(id: String, _ outcome: Outcome) async -> Bool {
@@ -157,18 +154,25 @@ extension JobScheduler {
         // A finished job whose end the store took leaves the table when this is done.
         var unstored = false
         guard var job = jobs[id] else { return true }
-        var lifecycle = JobLifecycle(state: job.state)
+        let record: RunEnd.Record
+        switch RunEnd.decide(RunEnd.Outcome(outcome), state: job.state) {
+        case .releaseLease:
+            releaseLease(id)
+            return true
+        case .forgetLease:
+            runs[id].lease = nil
+            return true
+        case .alreadyFinished:
+            // An earlier run recorded this result (a run that waited for it took it over),
+            // or another node finished the job meanwhile.
+            logger.notice("job \(id) is \(job.state.rawValue) already; this run's end changes nothing")
+            return true
+        case .record(let decided):
+            record = decided
+        }
         switch outcome {
-        case .success(let result):
-            // Already recorded: a run that waited for an earlier one to end took over a
-            // result that run had recorded itself.
-            guard lifecycle.state.isLive else {
-                logger.notice("job \(id) is \(job.state.rawValue) already; the same result again changes nothing")
-                return true
-            }
+        case .success(let result) where record.placed:
             if result.bytes > job.bytesDone { bytesDownloaded.increment(by: result.bytes - job.bytesDone) }
-            _ = lifecycle.downloadFinished()
-            job.state = lifecycle.state
             let documents = configuration.documentsDirectory + "/"
             job.path = result.path.hasPrefix(documents) ? String(result.path.dropFirst(documents.count)) : result.fileName
             job.filename = result.fileName
@@ -177,38 +181,27 @@ extension JobScheduler {
             job.bytesTotal = result.bytes
             job.completedAt = configuration.clock.now()
             job.error = nil
-        case .failure(is CancellationError):
-            releaseLease(id)
-            return true
-        case .failure(is LeaseLost):
-            runs[id].lease = nil
-            return true
         case .failure(let later as RetryLater):
-            // Waiting out a long Retry-After: the slot goes to another job meanwhile.
             logger.info("job \(id) waits \(later.delay) before its next try: \(later.error)")
-            _ = lifecycle.retryScheduled()
-            job.state = lifecycle.state
-            if job.state == .queued {
-                job.retryAt = configuration.clock.now().addingTimeInterval(Double(later.delay.components.seconds))
-                runs[id].retryFailures = later.failures
-            }
         case .failure(let error as SluiceError) where error.code == .storeUnavailable:
-            // Only the store failed, not the download: back to the queue, to go on from its
-            // checkpoint once the store answers (a cluster claims it again then).
             logger.warning("job \(id) goes back to the queue until its store answers: \(error)")
-            _ = lifecycle.retryScheduled()
-            job.state = lifecycle.state
-            if job.state == .queued { job.retryAt = configuration.clock.now().addingTimeInterval(Self.storeRetryDelay) }
         case .failure(let error):
-            // Anything that is not a SluiceError is unexpected: a fixed message for API
-            // users, the details in the log.
-            let failure = error as? SluiceError ?? SluiceError(.network, "the download failed unexpectedly", cause: error)
-            logger.warning("job \(id) failed: \(failure)")
-            _ = lifecycle.downloadFailed()
-            job.state = lifecycle.state
-            job.error = .init(code: failure.code.rawValue, message: failure.message)
+            logger.warning("job \(id) failed: \(error)")
+        case .success:
+            break
         }
-        if job.retryAt == nil { runs[id].retryFailures = nil }
+        job.state = record.state
+        if let error = record.error { job.error = error }
+        if let retryIn = record.retryIn {
+            job.retryAt = configuration.clock.now().addingTimeInterval(Double(retryIn.components.seconds))
+        }
+        // A `Retry-After` wait carries its failures into the next run's backoff; a wait for
+        // the store keeps what it had; anything else forgets them.
+        if let failures = record.retryFailures {
+            runs[id].retryFailures = failures
+        } else if record.retryIn == nil {
+            runs[id].retryFailures = nil
+        }
         job.speed = 0
         job.eta = nil
         job.node = nil
