@@ -43,6 +43,13 @@ struct JobEdit: Equatable {
     enum Step: Equatable {
         /// Answer the refusal; nothing changes.
         case refuse(Refusal)
+        /// Check what the request names (the new URL's address, the webhook, the proxy),
+        /// then look again. Once, after the job's own refusals and before any stop.
+        case checkRequest
+        /// Read the job again and check its new dependencies (after a wait: they may have
+        /// changed meanwhile), and with `claim` that no other node started it meanwhile
+        /// (after the probe, just before its bytes are changed); then look again.
+        case recheck(claim: Bool)
         /// Stop the job's run (it checkpoints), then wait for it and look again.
         case stopRun
         /// Wait for the run that is ending, then look again: the checkpoint judged below
@@ -97,6 +104,8 @@ struct JobEdit: Equatable {
     /// The bytes must be kept or the edit refused.
     let keepBytes: Bool
     private var looked = false
+    /// A wait or the probe has ended: the job is read again first (`recheck`).
+    private var pendingRecheck: Bool?
     private var stopped = false
     private var waited = false
     private var bytesChecked = false
@@ -112,16 +121,24 @@ struct JobEdit: Equatable {
     mutating func next(_ sight: Sight) -> Step {
         guard let state = sight.state else { return .refuse(.gone) }
         guard state != .completed else { return .refuse(.completed) }
-        defer { looked = true }
-        if changesTheDownload {
+        if let claim = pendingRecheck {
+            pendingRecheck = nil
+            return .recheck(claim: claim)
+        }
+        if !looked {
+            looked = true
             // Another node's run is that node's to stop (a pause first).
-            if !looked, state == .running, sight.claim == .otherNode { return .refuse(.runningElsewhere) }
+            if changesTheDownload, state == .running, sight.claim == .otherNode { return .refuse(.runningElsewhere) }
+            return .checkRequest
+        }
+        if changesTheDownload {
             if !stopped, !waited, sight.run == .running {
                 stopped = true
                 return .stopRun
             }
             if !waited, sight.run != .none {
                 waited = true
+                pendingRecheck = false
                 return .waitForRun
             }
         }
@@ -138,6 +155,7 @@ struct JobEdit: Equatable {
     /// The probe's answer; then, unless refused, `next` again with what the scheduler sees
     /// after the probe's wait (the job may have been deleted or taken meanwhile).
     mutating func probed(_ probe: Probe) -> Step? {
+        pendingRecheck = true
         switch probe {
         case .sameFile(let finalURL):
             bytes = .moved(finalURL: finalURL)

@@ -56,20 +56,24 @@ extension JobScheduler {
         try checkDependencies(patch.after, of: id)
         let newURL = patch.url.flatMap { $0 == job.url ? nil : $0 }
         var edit = JobEdit(changesTheDownload: patch.changesTheDownload, changesTheURL: newURL != nil, keepBytes: patch.keepBytes)
-        if let newURL, let refusal = client.literalRefusal(for: newURL) { throw refusal }
-        try checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
         var checkpoint: DownloadCheckpoint?
         steps: while true {
             switch edit.next(editSight(id)) {
             case .refuse(let refusal):
                 throw Self.error(refusal, id: id, node: jobs[id]?.node)
+            case .checkRequest:
+                if let newURL, let refusal = client.literalRefusal(for: newURL) { throw refusal }
+                try checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
+            case .recheck(let claim):
+                job = try editable(id)
+                try checkDependencies(patch.after, of: id)
+                if claim { try checkNotRunningElsewhere(id) }
             case .stopRun:
                 stop(id)
             case .waitForRun:
                 if let pending = runs.ending(id) { _ = await pending.task.value }
                 // The wait was the run's, not the store's.
                 StoreCallBudget.renew()
-                try checkDependencies(patch.after, of: id)
             case .readBytes:
                 checkpoint = try repository.checkpoint(id: id)
                 guard edit.bytesRead(any: checkpoint.map { !$0.written.isEmpty } ?? false), let newURL, let read = checkpoint else {
@@ -79,8 +83,6 @@ extension JobScheduler {
                 // The probe was the remote's wait, not the store's.
                 StoreCallBudget.renew()
                 if case .refuse(let refusal)? = edit.probed(probe) { throw Self.error(refusal, id: id, node: jobs[id]?.node) }
-                try checkDependencies(patch.after, of: id)
-                try checkNotRunningElsewhere(id)
             case .apply:
                 break steps
             }

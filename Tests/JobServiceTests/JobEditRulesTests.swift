@@ -19,7 +19,16 @@ import Testing
         var testDescription: String { name }
     }
 
-    /// The first look at the job.
+    /// The first look at the job: its own refusals, else the request's checks, once.
+    @Test func theRequestIsCheckedOnceBeforeAnyStop() {
+        var edit = Self.newURL
+        let step1 = edit.next(Sight(state: .running, run: .running))
+        #expect(step1 == .checkRequest)
+        let step2 = edit.next(Sight(state: .running, run: .running))
+        #expect(step2 == .stopRun)
+    }
+
+    /// The first step after the request's checks (or the refusal that comes before them).
     @Test(arguments: [
         Row(name: "a gone job", edit: newURL, sight: Sight(state: nil), step: .refuse(.gone)),
         Row(name: "a completed job", edit: newPriority, sight: Sight(state: .completed), step: .refuse(.completed)),
@@ -47,58 +56,61 @@ import Testing
     ])
     func firstLook(row: Row) {
         var edit = row.edit
-        let step1 = edit.next(row.sight)
-        #expect(step1 == row.step)
+        var step = edit.next(row.sight)
+        if step == .checkRequest { step = edit.next(row.sight) }
+        #expect(step == row.step)
     }
 
-    /// A running job's new URL, all the way: stop, wait, read, probe, apply.
+    /// Runs `edit` through `sights`, one step each, and returns the steps.
+    static func steps(_ edit: inout JobEdit, _ sights: [Sight]) -> [JobEdit.Step] {
+        sights.map { edit.next($0) }
+    }
+
+    /// A running job's new URL, all the way: checks, stop, wait, the job read again, its
+    /// bytes read and probed, the job read again with its claim, apply.
     @Test func aRunningJobsNewURLStopsWaitsReadsAndProbes() {
         var edit = Self.newURL
-        let step1 = edit.next(Sight(state: .running, run: .running))
-        #expect(step1 == .stopRun)
-        let step2 = edit.next(Sight(state: .running, run: .ending))
-        #expect(step2 == .waitForRun)
-        let step3 = edit.next(Sight(state: .running))
-        #expect(step3 == .readBytes)
-        let step4 = edit.bytesRead(any: true)
-        #expect(step4)
-        let step5 = edit.probed(.sameFile(finalURL: "https://cdn.example/f"))
-        #expect(step5 == nil)
-        let step6 = edit.next(Sight(state: .running))
-        #expect(step6 == .apply)
+        let running = Sight(state: .running, run: .running)
+        let before = Self.steps(
+            &edit, [running, running, Sight(state: .running, run: .ending), Sight(state: .running), Sight(state: .running)])
+        #expect(before == [.checkRequest, .stopRun, .waitForRun, .recheck(claim: false), .readBytes])
+        let probes = edit.bytesRead(any: true)
+        #expect(probes)
+        let refusal = edit.probed(.sameFile(finalURL: "https://cdn.example/f"))
+        #expect(refusal == nil)
+        let after = Self.steps(&edit, [Sight(state: .running), Sight(state: .running)])
+        #expect(after == [.recheck(claim: true), .apply])
         #expect(edit.bytes == .moved(finalURL: "https://cdn.example/f"))
     }
 
     /// Once stopped and waited for, the edit does not stop or wait again, whatever it sees.
     @Test func aRunIsStoppedAndWaitedForOnce() {
         var edit = Self.newHeaders
-        let step1 = edit.next(Sight(state: .running, run: .running))
-        #expect(step1 == .stopRun)
-        let step2 = edit.next(Sight(state: .running, run: .ending))
-        #expect(step2 == .waitForRun)
-        let step3 = edit.next(Sight(state: .running, run: .ending))
-        #expect(step3 == .apply)
+        let ending = Sight(state: .running, run: .ending)
+        let steps = Self.steps(
+            &edit, [Sight(state: .running, run: .running), Sight(state: .running, run: .running), ending, ending, ending])
+        #expect(steps == [.checkRequest, .stopRun, .waitForRun, .recheck(claim: false), .apply])
     }
 
     /// The job deleted or completed during a wait: the edit is refused then.
     @Test(arguments: [(JobState?.none, JobEdit.Refusal.gone), (.completed, .completed)])
     func whatHappenedDuringAWaitIsSeen(state: JobState?, refusal: JobEdit.Refusal) {
         var edit = Self.newURL
-        let step1 = edit.next(Sight(state: .running, run: .running))
-        #expect(step1 == .stopRun)
-        let step2 = edit.next(Sight(state: state)) == .refuse(refusal)
-        #expect(step2)
+        let running = Sight(state: .running, run: .running)
+        let steps = Self.steps(&edit, [running, running, Sight(state: state)])
+        #expect(steps == [.checkRequest, .stopRun, .refuse(refusal)])
     }
 
     /// No bytes on disk: nothing to probe, nothing to keep or drop.
     @Test func nothingOnDiskIsNotProbed() {
         var edit = Self.newURLKeepingBytes
-        let step1 = edit.next(Sight(state: .paused))
-        #expect(step1 == .readBytes)
-        let step2 = edit.bytesRead(any: false)
-        #expect(!step2)
-        let step3 = edit.next(Sight(state: .paused))
-        #expect(step3 == .apply)
+        let paused = Sight(state: .paused)
+        let before = Self.steps(&edit, [paused, paused])
+        #expect(before == [.checkRequest, .readBytes])
+        let probes = edit.bytesRead(any: false)
+        #expect(!probes)
+        let after = edit.next(paused)
+        #expect(after == .apply)
         #expect(edit.bytes == .unchanged)
     }
 
@@ -113,12 +125,12 @@ import Testing
     ])
     func probes(probe: JobEdit.Probe, keepBytes: Bool, step: JobEdit.Step?, bytes: JobEdit.Bytes) {
         var edit = JobEdit(changesTheDownload: true, changesTheURL: true, keepBytes: keepBytes)
-        let step1 = edit.next(Sight(state: .paused))
-        #expect(step1 == .readBytes)
-        let step2 = edit.bytesRead(any: true)
-        #expect(step2)
-        let step3 = edit.probed(probe)
-        #expect(step3 == step)
+        let before = Self.steps(&edit, [Sight(state: .paused), Sight(state: .paused)])
+        #expect(before == [.checkRequest, .readBytes])
+        let probes = edit.bytesRead(any: true)
+        #expect(probes)
+        let answer = edit.probed(probe)
+        #expect(answer == step)
         #expect(edit.bytes == bytes)
     }
 
