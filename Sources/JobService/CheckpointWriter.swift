@@ -72,7 +72,7 @@ public final class CheckpointWriter: Sendable {
             do {
                 results = try await StoreCalls.run { [repository] in Self.commit(batch, to: repository) }
             } catch {
-                // The store's threads refused the work (shutting down).
+                // Not thrown today (the commit answers per save): every save fails with it.
                 results = batch.map { _ in .failure(error) }
             }
             state.withLock { $0.commits += 1 }

@@ -164,8 +164,10 @@ extension JobScheduler {
             return true
         case .alreadyFinished:
             // An earlier run recorded this result (a run that waited for it took it over),
-            // or another node finished the job meanwhile.
-            logger.notice("job \(id) is \(job.state.rawValue) already; this run's end changes nothing")
+            // or another node finished the job meanwhile: its lease, if any, goes.
+            let ended = if case .failure(let error) = outcome { "its failure (\(error))" } else { "its result" }
+            logger.notice("job \(id) is \(job.state.rawValue) already; this run's end, \(ended), changes nothing")
+            releaseLease(id)
             return true
         case .record(let decided):
             record = decided
@@ -186,7 +188,8 @@ extension JobScheduler {
         case .failure(let error as SluiceError) where error.code == .storeUnavailable:
             logger.warning("job \(id) goes back to the queue until its store answers: \(error)")
         case .failure(let error):
-            logger.warning("job \(id) failed: \(error)")
+            let failure = error as? SluiceError ?? SluiceError(.network, "the download failed unexpectedly", cause: error)
+            logger.warning("job \(id) failed: \(failure)")
         case .success:
             break
         }
