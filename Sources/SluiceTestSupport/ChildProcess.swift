@@ -51,7 +51,14 @@ public final class ChildProcess: @unchecked Sendable {
         }
         env.merge(environment) { $1 }
         let output = try Spawned.pipe()
-        let errors = try Spawned.pipe()
+        let errors: (read: Int32, write: Int32)
+        do {
+            errors = try Spawned.pipe()
+        } catch {
+            close(output.read)
+            close(output.write)
+            throw error
+        }
         defer {
             close(output.write)
             close(errors.write)
@@ -69,6 +76,14 @@ public final class ChildProcess: @unchecked Sendable {
         self.errors.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             self?.printed.withLock { $0.stderr.append(data) }
+        }
+    }
+
+    /// A child a test left running (it threw before `finish`) goes with it, and is reaped.
+    deinit {
+        if process.isRunning {
+            kill(process.pid, SIGKILL)
+            process.waitUntilExit()
         }
     }
 

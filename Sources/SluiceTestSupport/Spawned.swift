@@ -42,6 +42,12 @@ public final class Spawned: Sendable {
         return (ends[0], ends[1])
     }
 
+    /// A child that exits before reading its input makes our write fail (EPIPE), not end
+    /// the test process with SIGPIPE.
+    private static let ignoreBrokenPipes: Void = {
+        signal(SIGPIPE, SIG_IGN)
+    }()
+
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }
@@ -109,15 +115,17 @@ public final class Spawned: Sendable {
         }
     }
 
-    /// Waits for the child to exit, blocking this thread.
+    /// Waits for the child to exit, blocking this thread (and any other asking about it).
     public func waitUntilExit() {
-        while isRunning {
-            var raw: Int32 = 0
-            let reaped = waitpid(pid, &raw, 0)
-            if reaped == pid {
-                status.withLock { $0 = raw }
-            } else if reaped == -1, errno != EINTR {
-                return
+        status.withLock { status in
+            while status == nil {
+                var raw: Int32 = 0
+                let reaped = waitpid(pid, &raw, 0)
+                if reaped == pid {
+                    status = raw
+                } else if reaped == -1, errno != EINTR {
+                    return
+                }
             }
         }
     }
@@ -142,28 +150,39 @@ public final class Spawned: Sendable {
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
     ) throws -> (status: Int32, stdout: Data, stderr: Data) {
-        let output = try pipe()
-        let errors = try pipe()
-        let stdin = input == nil ? nil : try pipe()
+        _ = ignoreBrokenPipes
+        var made: [Int32] = []
         let child: Spawned
+        let output: (read: Int32, write: Int32)
+        let errors: (read: Int32, write: Int32)
+        let stdin: (read: Int32, write: Int32)?
         do {
+            output = try pipe()
+            made += [output.read, output.write]
+            errors = try pipe()
+            made += [errors.read, errors.write]
+            stdin = input == nil ? nil : try pipe()
+            if let stdin { made += [stdin.read, stdin.write] }
             child = try Spawned(
                 executable, arguments, environment: environment, stdin: stdin.map { .descriptor($0.read) } ?? .null,
                 stdout: .descriptor(output.write), stderr: .descriptor(errors.write)
             )
         } catch {
-            for descriptor in [output.read, output.write, errors.read, errors.write, stdin?.read, stdin?.write].compactMap({ $0 }) {
-                close(descriptor)
-            }
+            made.forEach { close($0) }
             throw error
         }
         close(output.write)
         close(errors.write)
+        // The input is written beside the readers: a child that writes a full pipe before it
+        // reads all its input would otherwise wait on us while we wait on it.
         if let stdin, let input {
             close(stdin.read)
-            let writer = FileHandle(fileDescriptor: stdin.write, closeOnDealloc: true)
-            try? writer.write(contentsOf: Data(input.utf8))
-            try? writer.close()
+            let descriptor = stdin.write
+            Thread.detachNewThread {
+                let writer = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+                try? writer.write(contentsOf: Data(input.utf8))
+                try? writer.close()
+            }
         }
         // Both streams at once: a child that fills one pipe while the other is read would
         // wait forever.
