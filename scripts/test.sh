@@ -47,9 +47,13 @@ heavy='StoreStallTests|DeleteDurabilityTests|TLSGetTests|GetThroughSquidTests|TL
 # nothing.
 pass_limit=${SLUICE_TEST_PASS_LIMIT:-900}
 run_pass() {
-    local log pid waited=0 status=0
+    local log pid threads waited=0 status=0
     log=$(mktemp /tmp/sluice-test-XXXXXX.log)
-    swift test --skip-build "$@" > >(tee "$log") 2>&1 &
+    # A session of its own: past the limit, the whole pass goes (the test process and the
+    # `sluice` children it started), and nothing else on the machine. Line-buffered, so the
+    # log names what started when the pass is stopped (into a pipe the test process
+    # otherwise kept its last few kilobytes to itself).
+    setsid stdbuf -oL -eL swift test --skip-build "$@" > >(tee "$log") 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "$pass_limit" ]; do
         sleep 5
@@ -57,17 +61,18 @@ run_pass() {
     done
     if kill -0 "$pid" 2>/dev/null; then
         echo "test.sh: the pass (swift test $*) ran over ${pass_limit} s; started and never ended:"
-        awk '/^◇ Test [^ ]+ started\.$/ { open[$3]++ }
+        awk '/^◇ Test [^ ]+\) started\.$/ { open[$3]++ }
              /^(✔|✘) Test [^ ]+ (with [0-9]+ test cases? )?(passed|failed) after/ { open[$3]-- }
              END { for (name in open) if (open[name] > 0) print "  " name }' "$log"
-        for test_pid in $(pgrep -f 'PackageTests.xctest' || true); do
+        for test_pid in $(pgrep -s "$pid" -f 'PackageTests.xctest' || true); do
+            echo "test.sh: the threads of the test process $test_pid:"
+            threads=""
             if command -v gdb >/dev/null; then
-                echo "test.sh: the threads of the test process $test_pid:"
-                gdb -p "$test_pid" -batch -ex 'thread apply all bt 25' 2>/dev/null | grep -E '^(Thread|#)' | head -600 || true
+                threads=$(gdb -p "$test_pid" -batch -ex 'thread apply all bt 25' 2>&1 | grep -E '^(Thread|#)' || true)
             fi
-            kill -KILL "$test_pid" 2>/dev/null || true
+            echo "${threads:-  (none: no gdb here, or it could not attach)}" | head -600
         done
-        kill -KILL "$pid" 2>/dev/null || true
+        kill -KILL -- "-$pid" 2>/dev/null || true
         rm -f "$log"
         return 124
     fi
