@@ -237,6 +237,8 @@ extension JobScheduler {
 
     /// One job as another node (or this one) left it in the store.
     func absorb(_ stored: JobSnapshot) {
+        // A create this node answered 503: its late row is removed, never shown.
+        guard abandonedCreates[stored.id] == nil else { return }
         guard let local = jobs[stored.id] else {
             jobs.insertByAge(stored)
             events.publish(.job(stored))
@@ -366,6 +368,22 @@ extension JobScheduler {
             }
         } catch {
             logger.warning("heartbeat failed: \(error)")
+        }
+        await removeAbandonedCreates()
+    }
+
+    /// Removes the rows of creates answered 503 (`abandonedCreates`), in case their insert
+    /// committed after the answer: again at every heartbeat for a minute, since a `COMMIT`
+    /// the node gave up on may land later still. Nothing was told of them, so no webhook is.
+    func removeAbandonedCreates() async {
+        let repository = self.repository
+        for (id, since) in abandonedCreates {
+            do {
+                try await StoreCalls.run { try repository.delete(id: id, deliveries: []) }
+            } catch {
+                return
+            }
+            if ContinuousClock.now - since > .seconds(60) { abandonedCreates[id] = nil }
         }
     }
 

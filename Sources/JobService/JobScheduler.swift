@@ -120,6 +120,10 @@ public actor JobScheduler {
     /// Runs that ended while the store could not record it: shown ended, recorded (or found
     /// taken back) once the store answers again.
     var unrecordedRuns: [String: (job: JobSnapshot, lease: Lease)] = [:]
+    /// A cluster node's creates answered 503 whose insert may commit all the same (its
+    /// `COMMIT` outlived the request's budget), by when they were given up: never absorbed,
+    /// and removed from the store by the heartbeat for a minute (`removeAbandonedCreates`).
+    var abandonedCreates: [String: ContinuousClock.Instant] = [:]
     /// Counts this node's control writes; `controlWrites[id]` is the count at the job's last
     /// one. A read of the store that began before it is older than this node's copy.
     var writeCount = 0
@@ -357,7 +361,13 @@ public actor JobScheduler {
             if lifecycle.slotGranted() == .startDownload { job.state = lifecycle.state }
         }
         noteControlWrite(job.id)
-        try repository.insert(job, idempotencyKey: idempotencyKey)
+        do {
+            try repository.insert(job, idempotencyKey: idempotencyKey)
+        } catch let error as SluiceError where error.code == .storeUnavailable && cluster != nil {
+            // The answer is 503, so the job must never appear, though its row may still land.
+            abandonedCreates[job.id] = .now
+            throw error
+        }
         jobs[job.id] = job
         if cluster == nil { runs[job.id].neverRun = true }
         events.publish(.job(job))
