@@ -21,8 +21,21 @@ public enum TestPostgres {
         public func restart() throws { _ = try TestPostgres.script(["restart", directory]) }
         public func stop() throws { _ = try TestPostgres.script(["stop", directory]) }
 
+        /// Freezes the server with SIGSTOP (a stall as a failover or a partition looks from
+        /// a node) and returns its processes, for `SIGCONT`. The postmaster first, and its
+        /// children read only then: a backend it forked between a read and the postmaster's
+        /// stop (a node reconnecting) was missed, and answered through the whole freeze
+        /// (CI, `StoreOutageTests`).
+        public func freeze() throws -> [Int32] {
+            guard let postmaster = try processIDs().first else { return [] }
+            kill(postmaster, SIGSTOP)
+            let processes = try processIDs()
+            for pid in processes { kill(pid, SIGSTOP) }
+            return processes
+        }
+
         /// The server's processes: the postmaster (first line of its pid file) and its
-        /// children, to freeze with SIGSTOP (a stall as a failover or a partition looks).
+        /// children.
         public func processIDs() throws -> [Int32] {
             let pidFile = try String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8)
             guard let postmaster = pidFile.split(separator: "\n").first.flatMap({ Int32($0) }) else { return [] }

@@ -33,9 +33,8 @@ struct StoreOutageTests {
             let line = try await node.waitForLine(containing: "listening on http://127.0.0.1:")
             let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
             #expect(try await Self.health(port: port).body == #"{"status":"ok"}"#)
-            let frozen = try server.processIDs()
+            let frozen = try server.freeze()
             #expect(frozen.count > 1)
-            for pid in frozen { kill(pid, SIGSTOP) }
             defer { for pid in frozen { kill(pid, SIGCONT) } }
             let stoppedAt = ContinuousClock.now
             var last = try await Self.health(port: port)

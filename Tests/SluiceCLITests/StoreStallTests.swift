@@ -40,8 +40,7 @@ struct StoreStallTests {
                         return running == 3
                     }
                 )
-                let frozen = try server.processIDs()
-                for pid in frozen { kill(pid, SIGSTOP) }
+                let frozen = try server.freeze()
                 let stoppedAt = ContinuousClock.now
                 var thawed = false
                 defer { if !thawed { for pid in frozen { kill(pid, SIGCONT) } } }
