@@ -154,8 +154,9 @@ extension JobScheduler {
         // A finished job whose end the store took leaves the table when this is done.
         var unstored = false
         guard var job = jobs[id] else { return true }
+        let ended = RunEnd.Outcome(outcome)
         let record: RunEnd.Record
-        switch RunEnd.decide(RunEnd.Outcome(outcome), state: job.state) {
+        switch RunEnd.decide(ended, state: job.state) {
         case .releaseLease:
             releaseLease(id)
             return true
@@ -172,8 +173,8 @@ extension JobScheduler {
         case .record(let decided):
             record = decided
         }
-        switch outcome {
-        case .success(let result) where record.placed:
+        switch (ended, outcome) {
+        case (.placed, .success(let result)):
             if result.bytes > job.bytesDone { bytesDownloaded.increment(by: result.bytes - job.bytesDone) }
             let documents = configuration.documentsDirectory + "/"
             job.path = result.path.hasPrefix(documents) ? String(result.path.dropFirst(documents.count)) : result.fileName
@@ -183,14 +184,13 @@ extension JobScheduler {
             job.bytesTotal = result.bytes
             job.completedAt = configuration.clock.now()
             job.error = nil
-        case .failure(let later as RetryLater):
-            logger.info("job \(id) waits \(later.delay) before its next try: \(later.error)")
-        case .failure(let error as SluiceError) where error.code == .storeUnavailable:
+        case (.retryLater(let delay, _), .failure(let error)):
+            logger.info("job \(id) waits \(delay) before its next try: \(error)")
+        case (.storeUnavailable, .failure(let error)):
             logger.warning("job \(id) goes back to the queue until its store answers: \(error)")
-        case .failure(let error):
-            let failure = error as? SluiceError ?? SluiceError(.network, "the download failed unexpectedly", cause: error)
-            logger.warning("job \(id) failed: \(failure)")
-        case .success:
+        case (.failed(let failure), .failure(let error)):
+            logger.warning("job \(id) failed: \(failure.code): \(failure.message) (\(error))")
+        default:
             break
         }
         job.state = record.state
