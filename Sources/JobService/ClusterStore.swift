@@ -32,21 +32,32 @@ public struct ClaimedJob: Sendable {
 }
 
 /// What changed in the store since a cursor: rows to absorb, ids removed, the queue's
-/// settings, and the cursor to ask from next time.
+/// settings, the store's counts by state, and the cursor to ask from next time.
 public struct ClusterChanges: Sendable {
     public var jobs: [JobSnapshot]
     public var removed: [String]
     public var settings: QueueSettings?
     public var cursor: ClusterCursor
-    /// A full read: ids absent from `jobs` no longer exist.
+    /// A full read: every live job is in `jobs`; a job held but absent from it has finished
+    /// or gone.
     public var isFull: Bool
+    /// How many jobs each state holds in the store, read with the changes.
+    public var counts: [JobState: Int]
+    /// The states of the jobs the read was asked to watch, in the same snapshot as `counts`
+    /// (a job with no row is absent).
+    public var seen: [String: JobState]
 
-    public init(jobs: [JobSnapshot], removed: [String], settings: QueueSettings?, cursor: ClusterCursor, isFull: Bool) {
+    public init(
+        jobs: [JobSnapshot], removed: [String], settings: QueueSettings?, cursor: ClusterCursor, isFull: Bool,
+        counts: [JobState: Int] = [:], seen: [String: JobState] = [:]
+    ) {
         self.jobs = jobs
         self.removed = removed
         self.settings = settings
         self.cursor = cursor
         self.isFull = isFull
+        self.counts = counts
+        self.seen = seen
     }
 }
 
@@ -131,8 +142,9 @@ public protocol ClusterStore: JobRepository {
     /// When this node wins the rescuer's advisory lock: requeues jobs whose lease expired or
     /// whose owner's heartbeat is older than `staleAfter`. Returns their ids.
     func rescue(staleAfter: Duration) throws -> [String]
-    /// Jobs changed and removed since `cursor` (everything, with nil).
-    func changes(since cursor: ClusterCursor?) throws -> ClusterChanges
+    /// Jobs changed and removed since `cursor` (every live job, with nil), with the store's
+    /// counts by state and the states of the jobs `watching` names, all in one snapshot.
+    func changes(since cursor: ClusterCursor?, watching: [String]) throws -> ClusterChanges
     /// One job as stored, nil when it is gone.
     func job(id: String) throws -> JobSnapshot?
     func nodes() throws -> [NodeStatus]

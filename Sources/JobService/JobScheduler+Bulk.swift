@@ -54,12 +54,11 @@ extension JobScheduler {
     /// At most this many stored jobs are read and removed together by a bulk delete.
     static let deletePage = 500
 
-    /// Removes the finished jobs of `states` a single node left to its store, a page at a
-    /// time, each page in one transaction with its `removed` deliveries: a million finished
+    /// Removes the finished jobs of `states` the node left to its store, a page at a time, each page in one transaction with its `removed` deliveries: a million finished
     /// jobs are never all held, nor removed one transaction each. One that a live job waits
     /// for goes the way of a single delete (its dependents are told).
     private func deleteStored(_ states: Set<JobState>, deleteFile: Bool) async throws -> Int {
-        guard cluster == nil, !states.isEmpty else { return 0 }
+        guard !states.isEmpty else { return 0 }
         var count = 0
         // A stop of the service (or of the request) ends the clear between two pages: the
         // rest stays stored, and the service exits in its 5 s (CONTRACT §1).
@@ -81,6 +80,7 @@ extension JobScheduler {
             try repository.delete(ids: plain.map(\.id), deliveries: plain.flatMap { webhooks?.deliveries(for: .removed, job: $0) ?? [] })
             webhooks?.stored()
             jobs.forgetStored(plain)
+            if cluster != nil { for job in plain { storedCounts.removed(job.id, state: job.state) } }
             for job in plain {
                 events.publish(.removed(id: job.id))
                 // A failed job may have left its partial file.
@@ -107,8 +107,8 @@ extension JobScheduler {
         return JobSegment.stored(written: checkpoint.writtenRanges, total: total)
     }
 
-    /// The ids of the selected jobs, oldest first. Finished ones a single node left to its
-    /// store are held again for the action (`letGoFinished` lets them go after it).
+    /// The ids of the selected jobs, oldest first. Finished ones the node left to its store
+    /// are held again for the action (`letGoFinished` lets them go after it).
     private func selected(_ selection: JobSelection) throws -> [String] {
         switch selection {
         case .ids(let ids):
@@ -119,7 +119,7 @@ extension JobScheduler {
         case .all, .states:
             // A pause or a resume changes a failed job only (a completed one refuses both).
             let stored: Set<JobState> = selection.contains(state: .failed) ? [.failed] : []
-            if cluster == nil, !stored.isEmpty, jobs.storedOnly(in: stored) > 0 {
+            if !stored.isEmpty, jobs.storedOnly(in: stored) > 0 {
                 var before: String?
                 var found: [JobSnapshot] = []
                 while let page = try repository.page(states: stored, limit: 1000, before: before), let last = page.last {

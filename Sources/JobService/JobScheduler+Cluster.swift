@@ -187,10 +187,11 @@ extension JobScheduler {
         let writesBefore = writeCount
         let recheck = Array(toRecheck)
         toRecheck = []
+        let (watched, countsMark) = storedCounts.readStart
         let changes: ClusterChanges
         let rechecked: [(id: String, row: JobSnapshot?)]
         do {
-            changes = try await StoreCalls.run { try cluster.changes(since: since) }
+            changes = try await StoreCalls.run { try cluster.changes(since: since, watching: watched) }
             rechecked = try await StoreCalls.run { try recheck.map { ($0, try cluster.job(id: $0)) } }
         } catch {
             toRecheck.formUnion(recheck)
@@ -198,11 +199,11 @@ extension JobScheduler {
             return
         }
         StoreCallBudget.bounded {
-            absorb(changes, rechecked: rechecked, writesBefore: writesBefore)
+            absorb(changes, rechecked: rechecked, writesBefore: writesBefore, countsMark: countsMark)
         }
     }
 
-    private func absorb(_ changes: ClusterChanges, rechecked: [(id: String, row: JobSnapshot?)], writesBefore: Int) {
+    private func absorb(_ changes: ClusterChanges, rechecked: [(id: String, row: JobSnapshot?)], writesBefore: Int, countsMark: Int) {
         let newer = { (id: String) in (self.controlWrites[id] ?? 0) > writesBefore || self.unrecordedRuns[id] != nil }
         cursor = changes.cursor
         // One read at a time: nothing older than this read's start is needed any more.
@@ -211,9 +212,13 @@ extension JobScheduler {
             settings = stored
             queueLimiter.setRate(stored.limitRate)
         }
+        // What this read's rows let go, its counts have (one snapshot); rows read again on
+        // their own come from another.
+        absorbingRead = true
         for job in changes.jobs {
             if newer(job.id) { toRecheck.insert(job.id) } else { absorb(job) }
         }
+        absorbingRead = false
         for (id, row) in rechecked {
             if newer(id) {
                 toRecheck.insert(id)
@@ -223,27 +228,57 @@ extension JobScheduler {
                 absorbRemoval(id)
             }
         }
-        var gone = changes.removed
+        for id in changes.removed {
+            if jobs[id] == nil {
+                // A finished job held by no one here: only its state, if a live job waited for it.
+                finishedDependencies[id] = nil
+            } else if newer(id) {
+                toRecheck.insert(id)
+            } else {
+                absorbRemoval(id)
+            }
+        }
         if changes.isFull {
+            // A full read has the live jobs only: one held here but absent has finished or
+            // gone, which its own row tells (read again at once).
             let present = Set(changes.jobs.map(\.id))
-            gone += order.filter { !present.contains($0) }
+            let absent = order.filter { !present.contains($0) && jobs[$0]?.state.isLive == true }
+            if !absent.isEmpty {
+                toRecheck.formUnion(absent)
+                syncAgain = true
+            }
         }
-        for id in gone where jobs[id] != nil {
-            if newer(id) { toRecheck.insert(id) } else { absorbRemoval(id) }
-        }
+        jobs.setStoredOnly(
+            storedCounts.counts(store: changes.counts, held: jobs.heldCounts(), seen: changes.seen, mark: countsMark)
+        )
         schedule()
         scheduleWakeUp()
     }
 
-    /// One job as another node (or this one) left it in the store.
+    /// One job as another node (or this one) left it in the store. A node holds live jobs
+    /// only: a finished one is shown, then let go (its state kept when a live job waits
+    /// for it).
     func absorb(_ stored: JobSnapshot) {
         // A create this node answered 503: its late row is removed, never shown.
         guard abandonedCreates[stored.id] == nil else { return }
         guard let local = jobs[stored.id] else {
+            guard stored.state.isLive else {
+                if finishedDependencies[stored.id] != nil || jobs.isWaitedFor(stored.id) {
+                    finishedDependencies[stored.id] = stored.state
+                }
+                events.publish(.job(stored))
+                return
+            }
+            // Held only once what it waits for is known: unknown, it would look deleted.
+            guard readDependencyStates(of: stored) else {
+                toRecheck.insert(stored.id)
+                return
+            }
             jobs.insertByAge(stored)
             events.publish(.job(stored))
             return
         }
+        defer { letGoIfFinished(stored.id) }
         var row = stored
         row.waitingFor = local.waitingFor  // computed here, not stored
         if runs[row.id].lease != nil || runs.running(row.id) != nil {
@@ -276,6 +311,19 @@ extension JobScheduler {
         guard row != local else { return }
         jobs[row.id] = row
         events.publish(.job(row))
+    }
+
+    /// The states of the finished jobs `job` waits for that this node does not know (another
+    /// node made it, naming a job finished before this node started): read from the store,
+    /// for the dependency rules. False when the store could not be read.
+    func readDependencyStates(of job: JobSnapshot) -> Bool {
+        for dependency in job.after where stateOf(dependency) == nil {
+            let stored: JobSnapshot?
+            do { stored = try repository.job(id: dependency) } catch { return false }
+            // No row: gone indeed, and the rules say so.
+            if let stored { finishedDependencies[dependency] = stored.state }
+        }
+        return true
     }
 
     func absorbRemoval(_ id: String) {
@@ -405,6 +453,8 @@ extension JobScheduler {
                     webhooks?.record(.failed, job: ended.job)
                     failForDependency(waiting(for: id).map { ($0, "dependency \(id) failed") })
                 }
+                // Recorded: a finished job leaves the table.
+                letGoIfFinished(id)
                 schedule()
             } catch {
                 logger.warning("cannot save job \(id) yet: \(error)")

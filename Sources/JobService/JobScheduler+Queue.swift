@@ -160,16 +160,20 @@ extension JobScheduler {
         return true
     }
 
-    /// A finished job whose state is stored leaves the table on a single node: the store
-    /// holds it, the table counts it. The live jobs that wait for it keep its state.
+    /// A finished job whose state is stored leaves the table: the store holds it, the table
+    /// counts it. The live jobs that wait for it keep its state. (On a cluster node, once no
+    /// lease of it is held and its run's end is recorded.)
     ///
     /// `waitedFor`, when the caller knows it (a chain failing link by link does), saves a look
     /// at every dependent job.
     func letGoIfFinished(_ id: String, waitedFor: Bool? = nil) {
-        guard cluster == nil, let job = jobs[id], !job.state.isLive, runs.slot(id) == nil, !runs[id].editing
+        guard let job = jobs[id], !job.state.isLive, runs.slot(id) == nil, !runs[id].editing, runs[id].lease == nil,
+            unrecordedRuns[id] == nil
         else { return }
         if waitedFor ?? jobs.isWaitedFor(id) { finishedDependencies[id] = job.state }
         jobs.evict(id)
+        // Its end stored by this node: counted until a read of the store has seen it.
+        if cluster != nil, !absorbingRead { storedCounts.letGo(id, state: job.state) }
         // Its limiter, retry count and progress clock go with it.
         _ = runs.remove(id)
         forgetFinishedDependencies(of: job)

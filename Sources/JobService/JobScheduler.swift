@@ -130,6 +130,11 @@ public actor JobScheduler {
     var controlWrites: [String: Int] = [:]
     /// The count at this node's last write of the queue's settings.
     var settingsWritten = 0
+    /// This node's own changes to the finished jobs it counts as the store's, until a read of
+    /// the change feed has seen them (`StoredFinishedCounts`); and whether a read is being
+    /// absorbed (what it lets go, it has seen).
+    var storedCounts = StoredFinishedCounts()
+    var absorbingRead = false
     /// Whether a read of the change feed is under way, and whether another was asked for
     /// meanwhile (a full one, if any ask was).
     var synchronizing = false
@@ -180,18 +185,15 @@ public actor JobScheduler {
             let recovered = try cluster.recoverOwnJobs()
             if !recovered.isEmpty { logger.notice("requeued \(recovered.count) job(s) this node was running before it stopped") }
         }
-        // A single node holds its live jobs; finished ones stay in the store, counted. (A
-        // cluster still holds every job: its change feed assumes it.)
-        var loaded = try cluster == nil ? repository.liveJobs() : repository.allJobs()
-        if cluster == nil {
-            var stored = try repository.countsByState()
-            for state in JobState.live { stored[state] = nil }
-            jobs.setStoredOnly(stored)
-            // The finished jobs live ones wait for: their states, for the dependency rules.
-            let live = Set(loaded.map(\.id))
-            for dependency in Set(loaded.flatMap(\.after)) where !live.contains(dependency) {
-                if let state = try repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
-            }
+        // A node holds its live jobs; finished ones stay in the store, counted.
+        var loaded = try repository.liveJobs()
+        var storedCounts = try repository.countsByState()
+        for state in JobState.live { storedCounts[state] = nil }
+        jobs.setStoredOnly(storedCounts)
+        // The finished jobs live ones wait for: their states, for the dependency rules.
+        let live = Set(loaded.map(\.id))
+        for dependency in Set(loaded.flatMap(\.after)) where !live.contains(dependency) {
+            if let state = try repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
         }
         for index in loaded.indices {
             var lifecycle = JobLifecycle(state: loaded[index].state)
@@ -229,21 +231,21 @@ public actor JobScheduler {
         return try storedFinishedJob(id)
     }
 
-    /// A finished job a single node left to its store, read from there; nil for a cluster
-    /// (which holds every job) or when the store has none.
+    /// A finished job the node left to its store, read from there; nil when the store has
+    /// none. (A cluster node may not have heard of a job another node finished yet: it asks.)
     nonisolated func storedFinishedJob(_ id: String) throws -> JobSnapshot? {
-        guard cluster == nil, jobs.storedOnly(in: JobState.finished) > 0, let job = try repository.job(id: id), !job.state.isLive
+        guard cluster != nil || jobs.storedOnly(in: JobState.finished) > 0, let job = try repository.job(id: id), !job.state.isLive
         else { return nil }
         return job
     }
 
     /// Newest first, optionally filtered by state, `limit` jobs after the job `after`.
     ///
-    /// A single node holds live jobs only: a page that may hold finished ones merges the
-    /// table's page with the store's (read from its state index), by creation date.
+    /// A node holds live jobs only: a page that may hold finished ones merges the table's
+    /// page with the store's (read from its state index), by creation date.
     public nonisolated func list(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) throws -> [JobSnapshot] {
         let wanted = states ?? Set(JobState.allCases)
-        let stored = cluster == nil ? wanted.intersection(JobState.finished) : []
+        let stored = wanted.intersection(JobState.finished)
         // Nothing of those states left to the store: the table answers alone.
         if stored.isEmpty || jobs.storedOnly(in: stored) == 0 {
             guard let page = jobs.list(states: states, limit: limit, after: after) else {
@@ -301,8 +303,8 @@ public actor JobScheduler {
         } else {
             // Chosen live first, then newest; sent oldest first, as the dashboard expects.
             var chosen = jobs.snapshot(limit: Self.snapshotLimit)
-            // Room left: the newest finished jobs a single node left to its store.
-            if cluster == nil, chosen.count < Self.snapshotLimit, jobs.storedOnly(in: JobState.finished) > 0,
+            // Room left: the newest finished jobs the node left to its store.
+            if chosen.count < Self.snapshotLimit, jobs.storedOnly(in: JobState.finished) > 0,
                 let stored = try? repository.page(states: JobState.finished, limit: Self.snapshotLimit - chosen.count, before: nil)
             {
                 let held = Set(chosen.map(\.id))
@@ -483,6 +485,7 @@ public actor JobScheduler {
         var lifecycle = JobLifecycle(state: job.state)
         if case .remove(stopFirst: true) = lifecycle.deleteRequested() { stop(id) }
         jobs[id] = nil
+        if cluster != nil, !job.state.isLive { storedCounts.removed(id, state: job.state) }
         unrecordedRuns[id] = nil
         // A deleted job is no dependency any more (a new `after` naming it is refused), and
         // the finished ones it waited for may be waited for by nobody now.

@@ -228,6 +228,9 @@ public final class JobTable: Sendable {
     /// How many finished jobs of each state the store holds beyond this table (at a start).
     public func setStoredOnly(_ counts: [JobState: Int]) { storage.withLock { $0.storedOnly = counts } }
 
+    /// The held jobs' counts by state (not those left to the store).
+    public func heldCounts() -> [JobState: Int] { storage.withLock { $0.counts } }
+
     /// A finished job leaves the table, counted as the store's: its state is stored.
     public func evict(_ id: String) {
         storage.withLock { storage in

@@ -229,8 +229,10 @@ extension PostgresJobRepository {
         }
     }
 
-    public func changes(since cursor: ClusterCursor?) throws -> ClusterChanges {
+    public func changes(since cursor: ClusterCursor?, watching: [String] = []) throws -> ClusterChanges {
         try connections.transaction { connection in
+            // One snapshot for every statement: the counts and the watched states agree.
+            _ = try connections.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", on: connection)
             // The cursor is read first: a row committed after this statement is seen next time.
             // Rows are re-read from two seconds before it, for transactions that took a time
             // stamp before the cursor and committed after the last read.
@@ -238,9 +240,21 @@ extension PostgresJobRepository {
                 try connections.run("SELECT extract(epoch FROM clock_timestamp())::float8", on: connection)
                 .rows.first.map { try $0.decode(Double.self) } ?? 0
             let settings = try queueSettings(on: connection)
+            let counts = try countsByState(on: connection)
+            var seen: [String: JobState] = [:]
+            if !watching.isEmpty {
+                for row in try connections.run("SELECT id, state FROM job WHERE id = ANY(\(watching))", on: connection).rows {
+                    let (id, state) = try row.decode((String, String).self)
+                    seen[id] = JobState(rawValue: state)
+                }
+            }
             guard let cursor else {
-                let jobs = try allJobs(on: connection)
-                return ClusterChanges(jobs: jobs, removed: [], settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: true)
+                // Live jobs only: a node holds no finished one.
+                let jobs = try liveJobs(on: connection)
+                return ClusterChanges(
+                    jobs: jobs, removed: [], settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: true, counts: counts,
+                    seen: seen
+                )
             }
             let from = cursor.databaseTime - 2
             let jobs = try connections.run(
@@ -250,7 +264,10 @@ extension PostgresJobRepository {
             let removed = try connections.run(
                 "SELECT id FROM job_removal WHERE removed_at >= to_timestamp(\(from))", on: connection
             ).rows.map { try $0.decode(String.self) }
-            return ClusterChanges(jobs: jobs, removed: removed, settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: false)
+            return ClusterChanges(
+                jobs: jobs, removed: removed, settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: false, counts: counts,
+                seen: seen
+            )
         }
     }
 

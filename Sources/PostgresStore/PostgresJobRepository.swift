@@ -64,10 +64,14 @@ public final class PostgresJobRepository: ClusterStore {
     }
 
     public func liveJobs() throws -> [JobSnapshot] {
+        try connections.withConnection { try liveJobs(on: $0) }
+    }
+
+    func liveJobs(on connection: PostgresConnection) throws -> [JobSnapshot] {
         try connections.run(
             """
             SELECT \(unescaped: Self.jobColumns) FROM job WHERE state IN ('queued', 'running', 'paused') ORDER BY sequence
-            """
+            """, on: connection
         ).rows.map(Self.snapshot)
     }
 
@@ -98,9 +102,15 @@ public final class PostgresJobRepository: ClusterStore {
         }
     }
 
+    /// From the counts the store keeps as jobs change (`job_count`): a few rows, whatever
+    /// the number of jobs.
     public func countsByState() throws -> [JobState: Int] {
+        try connections.withConnection { try countsByState(on: $0) }
+    }
+
+    func countsByState(on connection: PostgresConnection) throws -> [JobState: Int] {
         var counts: [JobState: Int] = [:]
-        for row in try connections.run("SELECT state, COUNT(*) FROM job GROUP BY state").rows {
+        for row in try connections.run("SELECT state, SUM(n)::bigint FROM job_count GROUP BY state", on: connection).rows {
             let (state, count) = try row.decode((String, Int64).self)
             if let state = JobState(rawValue: state) { counts[state, default: 0] += Int(count) }
         }
@@ -184,6 +194,24 @@ public final class PostgresJobRepository: ClusterStore {
                     ON CONFLICT (id) DO UPDATE SET removed_at = clock_timestamp()
                 )
                 SELECT pg_notify(\(PostgresSchema.channel), id) FROM gone
+                """, on: connection
+            )
+            try insert(deliveries, on: connection)
+        }
+    }
+
+    /// Several removals in one transaction (a bulk delete's page), told to every node once.
+    public func delete(ids: [String], deliveries: [WebhookDelivery]) throws {
+        guard !ids.isEmpty else { return }
+        try connections.transaction { connection in
+            _ = try connections.run(
+                """
+                WITH gone AS (DELETE FROM job WHERE id = ANY(\(ids)) RETURNING id),
+                removal AS (
+                    INSERT INTO job_removal (id) SELECT id FROM gone
+                    ON CONFLICT (id) DO UPDATE SET removed_at = clock_timestamp()
+                )
+                SELECT pg_notify(\(PostgresSchema.channel), '') FROM (SELECT count(*) AS n FROM gone) AS g WHERE g.n > 0
                 """, on: connection
             )
             try insert(deliveries, on: connection)

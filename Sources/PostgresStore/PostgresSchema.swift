@@ -121,6 +121,37 @@ enum PostgresSchema {
             statements: [
                 "CREATE INDEX job_state_sequence ON job (state, sequence)"
             ]),
+        Migration(
+            version: 4, name: "jobs counted by state",
+            statements: [
+                // Kept by the store as jobs change, so that a node reads the counts of jobs
+                // it does not hold (finished ones) in one small read, never a scan. Spread
+                // over 16 rows per state by the writing backend, so that nodes writing at
+                // once seldom wait on the same row.
+                "CREATE TABLE job_count (state text NOT NULL, shard integer NOT NULL, n bigint NOT NULL, PRIMARY KEY (state, shard))",
+                """
+                CREATE FUNCTION sluice_job_count() RETURNS trigger LANGUAGE plpgsql AS $$
+                DECLARE
+                    slot_number integer := pg_backend_pid() % 16;
+                BEGIN
+                    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                        INSERT INTO job_count AS c (state, shard, n) VALUES (OLD.state, slot_number, -1)
+                            ON CONFLICT ON CONSTRAINT job_count_pkey DO UPDATE SET n = c.n - 1;
+                    END IF;
+                    IF TG_OP IN ('UPDATE', 'INSERT') THEN
+                        INSERT INTO job_count AS c (state, shard, n) VALUES (NEW.state, slot_number, 1)
+                            ON CONFLICT ON CONSTRAINT job_count_pkey DO UPDATE SET n = c.n + 1;
+                    END IF;
+                    RETURN NULL;
+                END $$
+                """,
+                "CREATE TRIGGER job_count_rows AFTER INSERT OR DELETE ON job FOR EACH ROW EXECUTE FUNCTION sluice_job_count()",
+                """
+                CREATE TRIGGER job_count_state AFTER UPDATE OF state ON job FOR EACH ROW
+                    WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION sluice_job_count()
+                """,
+                "INSERT INTO job_count (state, shard, n) SELECT state, 0, count(*) FROM job GROUP BY state",
+            ]),
     ]
 
     /// Applies what is missing; returns the versions applied.

@@ -1,0 +1,139 @@
+import DownloadEngine
+import Foundation
+@testable import JobService
+import Logging
+@testable import PostgresStore
+import PostgresNIO
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+/// Issue 20, point 3, for a cluster node: it holds the live jobs only, as a single node does;
+/// finished ones are read from the store, and counted from the counts the store keeps.
+@Suite(.enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
+struct ClusterFinishedJobsTests {
+    static func job(_ id: String, _ state: JobState, second: Double, after: [String] = []) -> JobSnapshot {
+        var job = JobSnapshot(
+            id: id, url: "http://127.0.0.1:9/\(id)", state: state, connections: 1, priority: 0,
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000 + second)
+        )
+        job.after = after
+        if state == .failed { job.error = .init(code: "network", message: "refused") }
+        return job
+    }
+
+    static func scheduler(_ store: PostgresJobRepository, in directory: TemporaryDirectory, client: Fetcher) throws -> JobScheduler {
+        var configuration = JobScheduler.Configuration(
+            cacheDirectory: directory.path + "/cache-\(store.nodeName)", documentsDirectory: directory.path + "/documents"
+        )
+        configuration.nodeName = store.nodeName
+        return try JobScheduler(configuration: configuration, repository: store, client: client)
+    }
+
+    @Test func aNodeHoldsLiveJobsAndFollowsWhatOthersFinishAndRemove() async throws {
+        try await withTemporaryDirectory { directory in
+            let url = try TestPostgres.newDatabase()
+            let a = try PostgresClusterStoreTests.open(url, node: "a")
+            let b = try PostgresClusterStoreTests.open(url, node: "b")
+            defer {
+                a.close(removingNode: false)
+                b.close(removingNode: false)
+            }
+            // Nothing starts: the jobs are the store's to move here.
+            try a.saveQueueSettings(QueueSettings(paused: true, maxActive: 4))
+            for job in [
+                Self.job("c0", .completed, second: 0), Self.job("c1", .completed, second: 1), Self.job("f2", .failed, second: 2),
+                Self.job("p3", .paused, second: 3), Self.job("p6", .paused, second: 6, after: ["c1"]),
+            ] { try a.insert(job) }
+            let client = Fetcher()
+            let onB = try Self.scheduler(b, in: directory, client: client)
+
+            // The start loads the live jobs only (it held all five before).
+            #expect(onB.jobs.count == 2)
+            var counts = onB.countsByState()
+            #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.paused] == 2)
+            #expect(try onB.job(id: "f2")?.error?.message == "refused")
+            #expect(try onB.list(states: [.completed], limit: 10).map(\.id) == ["c1", "c0"])
+            #expect(try onB.list(limit: 4).map(\.id) == ["p6", "p3", "f2", "c1"])
+            #expect(try onB.list(limit: 2, after: "f2").map(\.id) == ["c1", "c0"])
+            let stream = try onB.subscribe()
+            stream.changes.cancel()
+            #expect(stream.initial.map(\.event.jobID) == ["c0", "c1", "f2", "p3", "p6"])
+
+            // Another node makes a job waiting for c0, finished long ago and held by no one:
+            // its state is read, so the job waits for nothing (it looked deleted before,
+            // and failed with dependency_failed).
+            try a.insert(Self.job("q7", .queued, second: 7, after: ["c0"]))
+            await onB.synchronize(full: false)
+            let q7 = try #require(try onB.job(id: "q7"))
+            #expect(q7.state == .queued && q7.error == nil && q7.waitingFor.isEmpty)
+
+            // It completes there: here it is let go, shown as the store has it, counted.
+            var completed = q7
+            completed.state = .completed
+            #expect(try a.update(completed, expectedState: .queued))
+            await onB.synchronize(full: false)
+            #expect(onB.jobs.count == 2)
+            #expect(try onB.job(id: "q7")?.state == .completed)
+            #expect(onB.countsByState()[.completed] == 3)
+
+            // Another node removes a finished job: no longer counted here.
+            try a.delete(id: "c0")
+            await onB.synchronize(full: false)
+            #expect(onB.countsByState()[.completed] == 2)
+            // A full read has the live jobs only, and changes none of it.
+            await onB.synchronize(full: true)
+            #expect(onB.jobs.count == 2)
+            counts = onB.countsByState()
+            #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.paused] == 2)
+
+            // A clear of the finished jobs here removes those in the store, a page at a time.
+            let cleared = try await onB.deleteAll(states: JobState.finished, deleteFile: false)
+            #expect(cleared == 3)
+            #expect(try a.allJobs().map(\.id) == ["p3", "p6"])
+            // p6 waited for c1, which had completed: it waits for nothing now.
+            #expect(try a.job(id: "p6")?.after == [])
+            counts = try a.countsByState()
+            #expect((counts[.completed] ?? 0) == 0 && (counts[.failed] ?? 0) == 0 && counts[.paused] == 2)
+            await onB.shutdown()
+            try await client.shutdown()
+        }
+    }
+
+    /// The counts kept by the store start from the rows already there when the migration that
+    /// adds them runs, and follow every write after.
+    @Test func storedCountsStartFromExistingRowsAndFollowEveryWrite() throws {
+        let url = try TestPostgres.newDatabase()
+        let store = try PostgresClusterStoreTests.open(url, node: "a")
+        defer { store.close(removingNode: false) }
+        for (index, state) in [JobState.completed, .completed, .failed, .queued].enumerated() {
+            try store.insert(Self.job("j\(index)", state, second: Double(index)))
+        }
+        // Back to the schema before the counts, rows kept, and migrated again.
+        _ = try store.connections.transaction { connection in
+            for statement in [
+                "DROP TABLE job_count", "DROP FUNCTION sluice_job_count() CASCADE", "DELETE FROM sluice_schema WHERE version = 4",
+            ] {
+                _ = try store.connections.run(PostgresQuery(unsafeSQL: statement), on: connection)
+            }
+        }
+        #expect(try PostgresSchema.migrate(store.connections) == [4])
+        var counts = try store.countsByState()
+        #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.queued] == 1)
+        // A claim, a control write, a run's end, removals one and many at a time.
+        let claim = try #require(try store.claim(limit: 1).first)
+        counts = try store.countsByState()
+        #expect(counts[.queued] == 0 && counts[.running] == 1)
+        var ended = claim.job
+        ended.state = .failed
+        #expect(try store.finishRun(ended, lease: claim.lease))
+        var retried = ended
+        retried.state = .paused
+        #expect(try store.update(retried, expectedState: .failed))
+        try store.delete(id: "j0")
+        try store.delete(ids: ["j1", "j2"], deliveries: [])
+        counts = try store.countsByState()
+        #expect((counts[.completed] ?? 0) == 0 && (counts[.failed] ?? 0) == 0 && counts[.paused] == 1)
+        #expect(counts.values.reduce(0, +) == (try store.allJobs().count))
+    }
+}
