@@ -13,7 +13,7 @@ extension JobScheduler {
         // As for one job: the answer waits for the runs to stop, their checkpoints stored.
         await settle(paused.map(\.id))
         // A run that placed its file meanwhile may have let its job go: the store has it.
-        return paused.compactMap { try? job(id: $0.id) }
+        return paused.compactMap { try? jobInPlace(id: $0.id) }
     }
 
     /// Resumes every selected job that a resume changes; returns those.
@@ -97,7 +97,7 @@ extension JobScheduler {
     /// Which parts of the job's file are on disk: live from a running download, else from
     /// its checkpoint; a completed job's file is one whole segment.
     public func segments(id: String) throws -> [JobSegment] {
-        guard let job = try self.job(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
+        guard let job = try jobInPlace(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
         if let run = runs.running(id) { return run.download.segments() }
         if job.state == .completed {
             let size = job.bytesTotal ?? job.bytesDone

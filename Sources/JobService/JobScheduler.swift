@@ -224,11 +224,30 @@ public actor JobScheduler {
     // MARK: Queries
 
     // Reads come from the job table, not through this actor: they are answered at once
-    // even while the actor waits on its store.
+    // even while the actor waits on its store. What only the store has (a finished job) is
+    // read on the store's threads (`StoreCalls`), within the request's budget, never on the
+    // thread that answers the request: a stalled store must not hold the threads that answer
+    // the reads memory can answer. While the store is known not to answer, such a read is
+    // refused at once (503).
 
-    public nonisolated func job(id: String) throws -> JobSnapshot? {
+    /// A job, live from the table or finished from the store.
+    public nonisolated func job(id: String) async throws -> JobSnapshot? {
+        if let job = jobs[id] { return job }
+        return try await Self.readingStore(storeAnswers) { try self.jobInPlace(id: id) }
+    }
+
+    /// `job(id:)` on the calling thread (the actor's, or a store thread).
+    nonisolated func jobInPlace(id: String) throws -> JobSnapshot? {
         if let job = jobs[id] { return job }
         return try storedFinishedJob(id)
+    }
+
+    /// Runs a read of the store on its threads; refused at once while it does not answer.
+    nonisolated static func readingStore<T: Sendable>(_ answers: Bool, _ read: @escaping @Sendable () throws -> T) async throws -> T {
+        guard answers else {
+            throw SluiceError(.storeUnavailable, "the job store is not answering: finished jobs cannot be read now (live ones can)")
+        }
+        return try await StoreCalls.run(read)
     }
 
     /// A finished job the node left to its store, read from there; nil when the store has
@@ -243,11 +262,25 @@ public actor JobScheduler {
     ///
     /// A node holds live jobs only: a page that may hold finished ones merges the table's
     /// page with the store's (read from its state index), by creation date.
-    public nonisolated func list(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) throws -> [JobSnapshot] {
+    public nonisolated func list(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) async throws -> [JobSnapshot] {
+        guard tableAnswersAlone(states) else {
+            return try await Self.readingStore(storeAnswers) { try self.listInPlace(states: states, limit: limit, after: after) }
+        }
+        return try listInPlace(states: states, limit: limit, after: after)
+    }
+
+    /// Whether the table holds every job of `states` (none of them left to the store).
+    nonisolated func tableAnswersAlone(_ states: Set<JobState>?) -> Bool {
+        let stored = (states ?? Set(JobState.allCases)).intersection(JobState.finished)
+        return stored.isEmpty || jobs.storedOnly(in: stored) == 0
+    }
+
+    /// `list` on the calling thread.
+    nonisolated func listInPlace(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) throws -> [JobSnapshot] {
         let wanted = states ?? Set(JobState.allCases)
         let stored = wanted.intersection(JobState.finished)
         // Nothing of those states left to the store: the table answers alone.
-        if stored.isEmpty || jobs.storedOnly(in: stored) == 0 {
+        if tableAnswersAlone(states) {
             guard let page = jobs.list(states: states, limit: limit, after: after) else {
                 throw SluiceError(.invalidField, "after names no job", field: "after")
             }
@@ -281,21 +314,31 @@ public actor JobScheduler {
     ///
     /// Not isolated: a subscriber first, then the snapshot, so an event between the two is
     /// sent after a snapshot that may already show it (sent again, never missed).
-    public nonisolated func subscribe(jobID: String? = nil, lastEventID: String? = nil) throws -> JobSubscription {
-        if let jobID, try job(id: jobID) == nil, lastEventID == nil { throw SluiceError(.notFound, "no job \(jobID)") }
+    public nonisolated func subscribe(jobID: String? = nil, lastEventID: String? = nil) async throws -> JobSubscription {
+        // One job held, or every job with none left to the store: from memory alone.
+        if let jobID, jobs[jobID] != nil { return try subscribeInPlace(jobID: jobID, lastEventID: lastEventID) }
+        if jobID == nil, tableAnswersAlone(nil) { return try subscribeInPlace(jobID: nil, lastEventID: lastEventID) }
+        // A stream of all jobs starts without the finished ones while the store does not answer.
+        let answers = storeAnswers || jobID == nil
+        return try await Self.readingStore(answers) { try self.subscribeInPlace(jobID: jobID, lastEventID: lastEventID) }
+    }
+
+    /// `subscribe` on the calling thread.
+    nonisolated func subscribeInPlace(jobID: String? = nil, lastEventID: String? = nil) throws -> JobSubscription {
+        if let jobID, try jobInPlace(id: jobID) == nil, lastEventID == nil { throw SluiceError(.notFound, "no job \(jobID)") }
         let (subscriber, missed) = events.subscribe(after: lastEventID)
         if let missed {
             let initial = jobID.map { id in missed.filter { $0.event.jobID == id } } ?? missed
             return JobSubscription(reset: false, initial: initial, changes: subscriber)
         }
-        guard try jobID.map({ try job(id: $0) != nil }) ?? true else {
+        guard try jobID.map({ try jobInPlace(id: $0) != nil }) ?? true else {
             subscriber.cancel()
             throw SluiceError(.notFound, "no job \(jobID ?? "")")
         }
         let current = events.currentID
         let snapshot: [JobSnapshot]
         if let jobID {
-            guard let job = try job(id: jobID) else {
+            guard let job = try jobInPlace(id: jobID) else {
                 subscriber.cancel()
                 throw SluiceError(.notFound, "no job \(jobID)")
             }
@@ -304,7 +347,7 @@ public actor JobScheduler {
             // Chosen live first, then newest; sent oldest first, as the dashboard expects.
             var chosen = jobs.snapshot(limit: Self.snapshotLimit)
             // Room left: the newest finished jobs the node left to its store.
-            if chosen.count < Self.snapshotLimit, jobs.storedOnly(in: JobState.finished) > 0,
+            if chosen.count < Self.snapshotLimit, jobs.storedOnly(in: JobState.finished) > 0, storeAnswers,
                 let stored = try? repository.page(states: JobState.finished, limit: Self.snapshotLimit - chosen.count, before: nil)
             {
                 let held = Set(chosen.map(\.id))
@@ -389,7 +432,7 @@ public actor JobScheduler {
         _ = try apply(id) { $0.pauseRequested() }
         await settle([id])
         // A run that placed its file meanwhile may have let its job go: the store has it.
-        guard let job = try job(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
+        guard let job = try jobInPlace(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
         return job
     }
 
@@ -541,9 +584,9 @@ public actor JobScheduler {
     }
 
     /// A job's webhook deliveries, oldest first.
-    public func deliveries(id: String) throws -> [WebhookDelivery] {
-        guard try job(id: id) != nil else { throw SluiceError(.notFound, "no job \(id)") }
-        return try webhooks?.deliveries(jobID: id) ?? []
+    public nonisolated func deliveries(id: String) async throws -> [WebhookDelivery] {
+        guard try await job(id: id) != nil else { throw SluiceError(.notFound, "no job \(id)") }
+        return try await webhooks?.deliveries(jobID: id) ?? []
     }
 
     // MARK: Internals

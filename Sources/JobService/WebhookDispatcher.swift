@@ -97,8 +97,8 @@ public final class WebhookDispatcher: Sendable {
     func stored() { wake.signal() }
 
     /// A job's deliveries, oldest first.
-    public func deliveries(jobID: String) throws -> [WebhookDelivery] {
-        try repository.deliveries(jobID: jobID)
+    public func deliveries(jobID: String) async throws -> [WebhookDelivery] {
+        try await StoreCalls.run { [repository] in try repository.deliveries(jobID: jobID) }
     }
 
     /// Sends due deliveries until cancelled; what a previous run left pending goes first.
@@ -106,7 +106,9 @@ public final class WebhookDispatcher: Sendable {
         while !Task.isCancelled {
             let pending: [WebhookDelivery]
             do {
-                pending = try repository.pendingDeliveries()
+                // On the store's threads: this loop and its attempts run on the cooperative
+                // pool, whose few threads a stalled store must not hold.
+                pending = try await StoreCalls.run { [repository] in try repository.pendingDeliveries() }
             } catch {
                 logger.error("cannot read pending webhook deliveries: \(error)")
                 await wake.wait(upTo: .seconds(5), sleep: Self.realSleep)
@@ -182,7 +184,7 @@ public final class WebhookDispatcher: Sendable {
             )
         }
         do {
-            try repository.saveDeliveries([delivery])
+            try await StoreCalls.run { [repository, delivery] in try repository.saveDeliveries([delivery]) }
             return true
         } catch {
             logger.error("cannot save webhook delivery \(delivery.id): \(error)")

@@ -1,6 +1,6 @@
 import DownloadEngine
 import Foundation
-import JobService
+@testable import JobService
 import SluiceCore
 import SluiceTestSupport
 import Synchronization
@@ -50,5 +50,71 @@ import Testing
             try await client.shutdown()
             #expect(allWaiting && early, "\(count) schedulers waiting on their stores left the test no thread")
         }
+    }
+
+    /// A read of a finished job waits on the store, which may stall: it ran on the thread that
+    /// answers the request, so a few of them held the pool, and reads memory can answer (a
+    /// live job) waited behind them. Here one read more than the pool has threads waits on a
+    /// frozen store, and a live job must still be read at once.
+    @Test func readsOfFinishedJobsWaitingOnAFrozenStoreLeaveThePoolFree() async throws {
+        let count = ProcessInfo.processInfo.activeProcessorCount + 1
+        try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
+            let store = try FinishedJobsInTheStoreTests.store()
+            try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
+                let thawedByTheTimer = Atomic(false)
+                Thread.detachNewThread {
+                    Thread.sleep(forTimeInterval: 10)
+                    thawedByTheTimer.store(true, ordering: .relaxed)
+                    store.thaw()
+                }
+                store.freeze()
+                let reads = (0..<count).map { _ in Task { try await scheduler.job(id: "c0") } }
+                let allWaiting = await waitUntil(.seconds(8), every: .milliseconds(10)) { store.waiting == count }
+                let live = try await scheduler.job(id: "p3")
+                let early = !thawedByTheTimer.load(ordering: .relaxed)
+                store.thaw()
+                for read in reads { #expect(try await read.value?.state == .completed) }
+                #expect(live?.state == .paused)
+                #expect(allWaiting && early, "\(count) reads waiting on the store left no thread to answer from memory")
+            }
+        }
+    }
+
+    /// While the store is known not to answer, a read only it can answer is refused at once,
+    /// never asked.
+    @Test func aReadOfTheStoreIsRefusedAtOnceWhileItDoesNotAnswer() async throws {
+        let asked = Atomic(false)
+        await #expect(throws: SluiceError.self) {
+            try await JobScheduler.readingStore(false) { asked.store(true, ordering: .relaxed) }
+        }
+        let wasAsked = asked.load(ordering: .relaxed)
+        #expect(!wasAsked)
+        let answer = try await JobScheduler.readingStore(true) { 7 }
+        #expect(answer == 7)
+    }
+
+    /// The webhook loop and its attempts run on the pool too; they read and saved their
+    /// deliveries in place, so a stalled store held a pool thread per loop and per attempt.
+    @Test func webhookLoopsWaitingOnFrozenStoresLeaveThePoolFree() async throws {
+        let count = ProcessInfo.processInfo.activeProcessorCount + 1
+        let client = Fetcher()
+        let stores = (0..<count).map { _ in InMemoryJobRepository() }
+        let thawedByTheTimer = Atomic(false)
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 10)
+            thawedByTheTimer.store(true, ordering: .relaxed)
+            for store in stores { store.thaw() }
+        }
+        for store in stores { store.freeze() }
+        let loops = stores.map { store in
+            Task { await WebhookDispatcher(configuration: .init(), repository: store, client: client).run() }
+        }
+        let allWaiting = await waitUntil(.seconds(8), every: .milliseconds(10)) { stores.allSatisfy { $0.waiting == 1 } }
+        let early = !thawedByTheTimer.load(ordering: .relaxed)
+        for store in stores { store.thaw() }
+        for loop in loops { loop.cancel() }
+        for loop in loops { await loop.value }
+        try await client.shutdown()
+        #expect(allWaiting && early, "\(count) webhook loops waiting on their stores left the test no thread")
     }
 }

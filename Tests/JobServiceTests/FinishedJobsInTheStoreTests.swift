@@ -41,26 +41,26 @@ import Testing
                 #expect(scheduler.jobs.count == 2)
                 let counts = scheduler.countsByState()
                 #expect(counts[.completed] == 3 && counts[.failed] == 2 && counts[.paused] == 2)
-                #expect(try scheduler.job(id: "f2")?.error?.message == "refused")
-                #expect(try scheduler.job(id: "nope") == nil)
-                #expect(try scheduler.list(states: [.completed], limit: 10).map(\.id) == ["c4", "c1", "c0"])
-                #expect(try scheduler.list(limit: 4).map(\.id) == ["p6", "f5", "c4", "p3"])
-                #expect(try scheduler.list(limit: 4, after: "c4").map(\.id) == ["p3", "f2", "c1", "c0"])
-                #expect(try scheduler.list(limit: 2, after: "p3").map(\.id) == ["f2", "c1"])
+                #expect(try await scheduler.job(id: "f2")?.error?.message == "refused")
+                #expect(try await scheduler.job(id: "nope") == nil)
+                #expect(try await scheduler.list(states: [.completed], limit: 10).map(\.id) == ["c4", "c1", "c0"])
+                #expect(try await scheduler.list(limit: 4).map(\.id) == ["p6", "f5", "c4", "p3"])
+                #expect(try await scheduler.list(limit: 4, after: "c4").map(\.id) == ["p3", "f2", "c1", "c0"])
+                #expect(try await scheduler.list(limit: 2, after: "p3").map(\.id) == ["f2", "c1"])
                 // A key that made a job now finished still names it.
                 try store.insert(Self.job("k7", .completed, second: 7), idempotencyKey: "key-7")
                 let replay = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/other"), idempotencyKey: "key-7")
                 #expect(replay.replayed && replay.job.id == "k7")
                 // CONTRACT §3: the event stream's first snapshot has the stored jobs too, oldest
                 // first; a stream of one stored job starts with it.
-                let all = try scheduler.subscribe()
+                let all = try await scheduler.subscribe()
                 all.changes.cancel()
                 #expect(all.initial.map(\.event.jobID) == ["c0", "c1", "f2", "p3", "c4", "f5", "p6", "k7"])
-                let one = try scheduler.subscribe(jobID: "c1")
+                let one = try await scheduler.subscribe(jobID: "c1")
                 one.changes.cancel()
                 #expect(one.initial.map(\.event.jobID) == ["c1"])
                 // A paused job waiting for a completed one that is not held still sees it done.
-                #expect(try scheduler.job(id: "p6")?.waitingFor == [])
+                #expect(try await scheduler.job(id: "p6")?.waitingFor == [])
             }
         }
     }
@@ -100,7 +100,7 @@ import Testing
             try store.insert(Self.job("f", .failed, second: 2000))
             try store.insert(Self.job("w", .paused, second: 2001, after: ["c7"]))
             try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
-                let events = try scheduler.subscribe()
+                let events = try await scheduler.subscribe()
                 defer { events.changes.cancel() }
                 #expect(try await scheduler.deleteAll(states: [.completed], deleteFile: false) == 1200)
                 #expect(store.calls["deleteMany"] == 3, "pages of 500")
@@ -110,7 +110,7 @@ import Testing
                 #expect(try store.countsByState()[.completed] == nil)
                 #expect(scheduler.jobs.count == 1, "only the live job is held")
                 #expect(scheduler.jobs["w"]?.after == [], "the job that waited for c7 forgets it")
-                #expect(try scheduler.job(id: "c100") == nil)
+                #expect(try await scheduler.job(id: "c100") == nil)
             }
         }
     }

@@ -55,8 +55,8 @@ import Testing
                 #expect(await waitUntil(.seconds(5), every: .milliseconds(20)) { store.waiting == 1 }, "the resume waits on the store")
                 let start = ContinuousClock.now
                 for _ in 0..<50 {
-                    #expect(try scheduler.job(id: ids[1])?.state == .paused)
-                    #expect(try scheduler.list(states: nil, limit: 10, after: nil).count == 3)
+                    #expect(try await scheduler.job(id: ids[1])?.state == .paused)
+                    #expect(try await scheduler.list(states: nil, limit: 10, after: nil).count == 3)
                     // The resumed job is already out of `paused` in memory; its write waits.
                     #expect(scheduler.countsByState()[.paused] == 2)
                     #expect(scheduler.queue().counts.values.reduce(0, +) == 3)
@@ -83,7 +83,7 @@ import Testing
                     #expect(store.calls["update", default: 0] == 0, "no second write to start it")
                     #expect(
                         try await waitUntil(.seconds(20), every: .milliseconds(20)) {
-                            try scheduler.job(id: created.id)?.state == .completed
+                            try await scheduler.job(id: created.id)?.state == .completed
                         })
                     #expect(store.calls["checkpoint", default: 0] == 0, "no store read for a checkpoint a new job cannot have")
                 }
@@ -105,7 +105,7 @@ import Testing
                 _ = try await scheduler.resume(id: ids[0])
                 _ = try await scheduler.pause(id: ids[5])
                 try await scheduler.delete(id: ids[1], deleteFile: false)
-                let all = try scheduler.list(states: nil, limit: 100, after: nil)
+                let all = try await scheduler.list(states: nil, limit: 100, after: nil)
                 var recount = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, 0) })
                 for job in all { recount[job.state, default: 0] += 1 }
                 #expect(all.count == 5)

@@ -43,7 +43,7 @@ import Testing
             let pause = try await pausing.value
             #expect(!early, "the pause answered while the file was being placed")
             #expect(pause.state == .completed)
-            #expect(try scheduler.job(id: id)?.state == .completed)
+            #expect(try await scheduler.job(id: id)?.state == .completed)
             let placed = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/documents")
             #expect(placed.count == 1, "\(placed)")
         }

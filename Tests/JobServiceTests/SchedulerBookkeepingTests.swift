@@ -24,12 +24,12 @@ import Testing
                     }
                     #expect(
                         try await waitUntil(.seconds(20), every: .milliseconds(20)) {
-                            try ids.allSatisfy { try scheduler.job(id: $0)?.state == .completed }
+                            try ids.allSatisfy { try scheduler.jobInPlace(id: $0)?.state == .completed }
                         }
                     )
                     // Finished, they left the table for the store, which answers for them.
                     #expect(ids.allSatisfy { scheduler.jobs[$0] == nil })
-                    #expect(try scheduler.job(id: ids[0])?.state == .completed)
+                    #expect(try await scheduler.job(id: ids[0])?.state == .completed)
                     #expect(scheduler.countsByState()[.completed] == ids.count)
                     try await scheduler.delete(id: ids[0], deleteFile: true)
                     #expect(await scheduler.controlWrites.isEmpty, "a single node records control writes")

@@ -52,11 +52,11 @@ struct ClusterFinishedJobsTests {
             #expect(onB.jobs.count == 2)
             var counts = onB.countsByState()
             #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.paused] == 2)
-            #expect(try onB.job(id: "f2")?.error?.message == "refused")
-            #expect(try onB.list(states: [.completed], limit: 10).map(\.id) == ["c1", "c0"])
-            #expect(try onB.list(limit: 4).map(\.id) == ["p6", "p3", "f2", "c1"])
-            #expect(try onB.list(limit: 2, after: "f2").map(\.id) == ["c1", "c0"])
-            let stream = try onB.subscribe()
+            #expect(try await onB.job(id: "f2")?.error?.message == "refused")
+            #expect(try await onB.list(states: [.completed], limit: 10).map(\.id) == ["c1", "c0"])
+            #expect(try await onB.list(limit: 4).map(\.id) == ["p6", "p3", "f2", "c1"])
+            #expect(try await onB.list(limit: 2, after: "f2").map(\.id) == ["c1", "c0"])
+            let stream = try await onB.subscribe()
             stream.changes.cancel()
             #expect(stream.initial.map(\.event.jobID) == ["c0", "c1", "f2", "p3", "p6"])
 
@@ -65,7 +65,7 @@ struct ClusterFinishedJobsTests {
             // and failed with dependency_failed).
             try a.insert(Self.job("q7", .queued, second: 7, after: ["c0"]))
             await onB.synchronize(full: false)
-            let q7 = try #require(try onB.job(id: "q7"))
+            let q7 = try #require(try await onB.job(id: "q7"))
             #expect(q7.state == .queued && q7.error == nil && q7.waitingFor.isEmpty)
 
             // It completes there: here it is let go, shown as the store has it, counted.
@@ -74,7 +74,7 @@ struct ClusterFinishedJobsTests {
             #expect(try a.update(completed, expectedState: .queued))
             await onB.synchronize(full: false)
             #expect(onB.jobs.count == 2)
-            #expect(try onB.job(id: "q7")?.state == .completed)
+            #expect(try await onB.job(id: "q7")?.state == .completed)
             #expect(onB.countsByState()[.completed] == 3)
 
             // Another node removes a finished job: no longer counted here.
