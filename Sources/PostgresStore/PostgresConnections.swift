@@ -8,39 +8,62 @@ import NIOPosix
 import PostgresNIO
 import SluiceCore
 
-/// A few connections to PostgreSQL used synchronously, as the job repository's callers
-/// expect (the scheduler's calls are synchronous; see `JobRepository`).
+/// PostgreSQL through PostgresNIO's `PostgresClient` (its pool of connections, which
+/// connects, replaces broken connections and keeps idle ones alive), used synchronously, as
+/// the job repository's callers expect (the scheduler's calls are synchronous; see
+/// `JobRepository`).
 ///
-/// The connections run on an event loop of their own, so a caller blocked here (on the
-/// cooperative pool, a data-plane loop, or NIO's thread pool) never blocks the loop that
-/// must answer it. A dead connection is dropped and made again at the next call; every wait
-/// has a deadline, so a database that stops answering (a partition) fails calls in
-/// `timeout` instead of hanging the node.
+/// The client runs on an event loop of its own, in a task of its own for as long as the
+/// store is open (`PostgresClient.run()`). A call leases a connection from it and waits for
+/// the lease on its own thread (a store thread or the scheduler's, never the cooperative
+/// pool), bounded by the call's deadline; the lease's task holds the connection without a
+/// thread. Every wait has a deadline, so a database that stops answering (a partition) fails
+/// calls in `timeout` instead of hanging the node.
 final class PostgresConnections: Sendable {
     let location: PostgresLocation
     let tls: PostgresConnection.Configuration.TLS
     let group: MultiThreadedEventLoopGroup
     let logger: Logger
     let timeout: TimeAmount
-    private let idle = NIOLockedValueBox<[PostgresConnection]>([])
-    private let slots: DispatchSemaphore
+    let client: PostgresClient
+    private let running: NIOLockedValueBox<Task<Void, Never>?> = NIOLockedValueBox(nil)
     private let nextID = NIOLockedValueBox(0)
     private let closed = NIOLockedValueBox(false)
-    /// Connections closed for a timeout: never given back to the idle list.
+    /// Connections closed for a timeout: no `ROLLBACK` is sent on them.
     private let discarded = NIOLockedValueBox<Set<ObjectIdentifier>>([])
 
     init(
-        location: PostgresLocation, tls: PostgresConnection.Configuration.TLS, size: Int = 4, timeout: TimeAmount = .seconds(10),
-        logger: Logger
+        location: PostgresLocation, tls: PostgresConnection.Configuration.TLS, clientTLS: PostgresClient.Configuration.TLS,
+        size: Int = 4, timeout: TimeAmount = .seconds(10), logger: Logger
     ) {
         self.location = location
         self.tls = tls
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.logger = logger
         self.timeout = timeout
-        self.slots = DispatchSemaphore(value: size)
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password,
+            database: location.database, tls: clientTLS
+        )
+        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.minimumConnections = 0
+        configuration.options.maximumConnections = size
+        client = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
+        // The pool serves leases once `run()` has begun: the task is started and seen running
+        // before the first call.
+        let started = DispatchSemaphore(value: 0)
+        let client = self.client
+        running.withLockedValue {
+            $0 = Task.detached(executorPreference: StoreExecutor.shared) {
+                started.signal()
+                await client.run()
+            }
+        }
+        started.wait()
     }
 
+    /// The configuration of a connection of its own (the listener's, which the pool cannot
+    /// lend for as long as it listens).
     var configuration: PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
@@ -57,6 +80,20 @@ final class PostgresConnections: Sendable {
         }
     }
 
+    /// Connects once outside the pool and closes the connection: the pool retries a
+    /// connection that fails (a refused certificate, a wrong password) until a call's
+    /// deadline, so the store's start asks this first, to fail at once with the reason.
+    func checkReachable() throws {
+        let deadline = callDeadline
+        let future = PostgresConnection.connect(on: group.next(), configuration: configuration, id: connectionID(), logger: logger)
+        do {
+            Self.discard(try wait(future, what: "connect", until: deadline))
+        } catch let timedOut as TimedOut {
+            future.whenSuccess { Self.discard($0) }
+            throw Self.unavailable(timedOut.message)
+        }
+    }
+
     /// The deadline of a call starting now: the caller's budget (`StoreCallBudget`) or
     /// `timeout`, for the whole call — waiting for a connection, connecting, every statement.
     private var callDeadline: DispatchTime {
@@ -67,7 +104,7 @@ final class PostgresConnections: Sendable {
     /// The deadline of the call each connection is serving (its statements share it).
     private let deadlines = NIOLockedValueBox<[ObjectIdentifier: DispatchTime]>([:])
 
-    /// Runs `body` on one connection held for the whole call (a transaction's statements
+    /// Runs `body` on one connection leased for the whole call (a transaction's statements
     /// must not interleave with another caller's).
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         guard !closed.withLockedValue({ $0 }) else { throw Self.unavailable("the store is closed") }
@@ -76,48 +113,45 @@ final class PostgresConnections: Sendable {
             throw Self.unavailable("PostgreSQL did not answer in time")
         }
         let deadline = callDeadline
-        guard slots.wait(timeout: deadline) == .success else {
-            throw Self.unavailable("every connection to PostgreSQL is busy")
+        let handoff = ConnectionHandoff()
+        let client = self.client
+        let lease = Task.detached(executorPreference: StoreExecutor.shared) {
+            do {
+                try await client.withConnection { connection in
+                    guard handoff.offer(connection) else { return }
+                    await handoff.returned()
+                }
+            } catch {
+                handoff.fail(error)
+            }
         }
-        defer { slots.signal() }
-        let connection = try idle.withLockedValue { $0.popLast() }.flatMap { $0.isClosed ? nil : $0 } ?? connect(by: deadline)
+        let connection: PostgresConnection
+        switch handoff.take(until: deadline) {
+        case .connection(let leased):
+            connection = leased
+        case .failed(let error):
+            throw Self.storeError(error)
+        case .timedOut:
+            // A lease still waiting for a connection is withdrawn; one that comes later
+            // goes back at once.
+            lease.cancel()
+            throw Self.unavailable("no connection to PostgreSQL could be had in time")
+        }
         let key = ObjectIdentifier(connection)
         deadlines.withLockedValue { $0[key] = deadline }
         defer {
             deadlines.withLockedValue { $0[key] = nil }
-            giveBack(connection)
+            discarded.withLockedValue { _ = $0.remove(key) }
+            handoff.giveBack()
         }
         return try body(connection)
     }
 
-    /// Back to the idle list, or closed when it is broken or the store is closing.
-    private func giveBack(_ connection: PostgresConnection) {
-        let wasDiscarded = discarded.withLockedValue { $0.remove(ObjectIdentifier(connection)) != nil }
-        if wasDiscarded { return }
-        if connection.isClosed || closed.withLockedValue({ $0 }) {
-            Self.discard(connection)
-        } else {
-            idle.withLockedValue { $0.append(connection) }
-        }
-    }
-
     /// Closes a connection, keeping it alive until it has closed (PostgresNIO requires it).
+    /// A pool's connection closed this way is replaced by the pool.
     static func discard(_ connection: PostgresConnection) {
         let closing: EventLoopFuture<Void> = connection.close()
         closing.whenComplete { _ in withExtendedLifetime(connection) {} }
-    }
-
-    private func connect(by deadline: DispatchTime) throws -> PostgresConnection {
-        let future = PostgresConnection.connect(
-            on: group.next(), configuration: configuration, id: connectionID(), logger: logger
-        )
-        do {
-            return try wait(future, what: "connect", until: deadline)
-        } catch let timedOut as TimedOut {
-            // A connection made after the deadline is closed, not leaked.
-            future.whenSuccess { Self.discard($0) }
-            throw Self.unavailable(timedOut.message)
-        }
     }
 
     /// One statement on `connection`, its rows collected.
@@ -177,14 +211,9 @@ final class PostgresConnections: Sendable {
 
     func close() {
         closed.withLockedValue { $0 = true }
-        for connection in idle.withLockedValue({ list in
-            defer { list = [] }
-            return list
-        }) {
-            let closing: EventLoopFuture<Void> = connection.close()
-            _ = try? wait(closing, what: "close")
-        }
-        // After any connection still in use has been given back and closed.
+        // The pool closes its connections once its task is cancelled; the event loop goes
+        // after any connection still in use has been given back and closed.
+        running.withLockedValue { $0?.cancel() }
         let group = self.group
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { group.shutdownGracefully { _ in } }
     }

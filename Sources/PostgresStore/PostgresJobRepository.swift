@@ -29,10 +29,12 @@ public final class PostgresJobRepository: ClusterStore {
         self.logger = logger
         connections = PostgresConnections(
             location: location, tls: try PostgresTLS.configuration(for: location, trust: trust),
+            clientTLS: try PostgresTLS.clientConfiguration(for: location, trust: trust),
             timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))), logger: logger
         )
         listener = PostgresListener(connections: connections, channel: PostgresSchema.channel, logger: logger)
         do {
+            try connections.checkReachable()
             let applied = try PostgresSchema.migrate(connections)
             if !applied.isEmpty { logger.info("PostgreSQL store migrated to version \(applied.last!)") }
             _ = try connections.run(

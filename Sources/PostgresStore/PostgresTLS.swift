@@ -8,7 +8,14 @@ import SluiceCore
 /// `verify-ca` checks its chain against `sslrootcert` (else the trust of outgoing TLS),
 /// `verify-full` the host name too.
 enum PostgresTLS {
-    static func configuration(for location: PostgresLocation, trust: TLSTrust) throws -> PostgresConnection.Configuration.TLS {
+    /// Whether TLS is used, and with which settings.
+    enum Choice {
+        case disable
+        case prefer(TLSConfiguration)
+        case require(TLSConfiguration)
+    }
+
+    static func choice(for location: PostgresLocation, trust: TLSTrust) throws -> Choice {
         var tls = trust.clientConfiguration()
         if let file = location.sslRootCertificate {
             do {
@@ -23,16 +30,38 @@ enum PostgresTLS {
             return .disable
         case .prefer:
             tls.certificateVerification = .none
-            return .prefer(try context(tls))
+            return .prefer(tls)
         case .require:
             tls.certificateVerification = .none
-            return .require(try context(tls))
+            return .require(tls)
         case .verifyCA:
             tls.certificateVerification = .noHostnameVerification
-            return .require(try context(tls))
+            return .require(tls)
         case .verifyFull:
             tls.certificateVerification = .fullVerification
-            return .require(try context(tls))
+            return .require(tls)
+        }
+    }
+
+    /// For a connection of its own (the listener's).
+    static func configuration(for location: PostgresLocation, trust: TLSTrust) throws -> PostgresConnection.Configuration.TLS {
+        switch try choice(for: location, trust: trust) {
+        case .disable: return .disable
+        case .prefer(let tls): return .prefer(try context(tls))
+        case .require(let tls): return .require(try context(tls))
+        }
+    }
+
+    /// For the pool (`PostgresClient`), whose connections share the settings.
+    static func clientConfiguration(for location: PostgresLocation, trust: TLSTrust) throws -> PostgresClient.Configuration.TLS {
+        switch try choice(for: location, trust: trust) {
+        case .disable: return .disable
+        case .prefer(let tls):
+            _ = try context(tls)  // refused here as for a connection of its own
+            return .prefer(tls)
+        case .require(let tls):
+            _ = try context(tls)
+            return .require(tls)
         }
     }
 
