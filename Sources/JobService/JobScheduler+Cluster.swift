@@ -249,8 +249,14 @@ extension JobScheduler {
             }
         }
         jobs.setStoredOnly(
-            storedCounts.counts(store: changes.counts, held: jobs.heldCounts(), seen: changes.seen, mark: countsMark)
+            storedCounts.counts(
+                store: changes.counts, held: jobs.heldCounts(), seen: changes.seen, mark: countsMark,
+                rows: Dictionary(changes.jobs.map { ($0.id, $0.state) }, uniquingKeysWith: { $1 }), removed: Set(changes.removed)
+            )
         )
+        // Past the reads' overlap, a finished row shown is not seen again unless it changed.
+        let now = ContinuousClock.now
+        shownFinished = shownFinished.filter { now - $0.value.at < .seconds(10) }
         schedule()
         scheduleWakeUp()
     }
@@ -266,7 +272,11 @@ extension JobScheduler {
                 if finishedDependencies[stored.id] != nil || jobs.isWaitedFor(stored.id) {
                     finishedDependencies[stored.id] = stored.state
                 }
-                events.publish(.job(stored))
+                // Reads overlap by 2 s, so the same row comes two or three times: shown once.
+                if shownFinished[stored.id]?.row != stored {
+                    shownFinished[stored.id] = (stored, .now)
+                    events.publish(.job(stored))
+                }
                 return
             }
             // Held only once what it waits for is known: unknown, it would look deleted.
@@ -311,6 +321,8 @@ extension JobScheduler {
         guard row != local else { return }
         jobs[row.id] = row
         events.publish(.job(row))
+        // Let go once finished: the reads' overlap brings the row again, not to be shown again.
+        if !row.state.isLive { shownFinished[row.id] = (row, .now) }
     }
 
     /// The states of the finished jobs `job` waits for that this node does not know (another

@@ -134,6 +134,9 @@ public actor JobScheduler {
     /// the change feed has seen them (`StoredFinishedCounts`); and whether a read is being
     /// absorbed (what it lets go, it has seen).
     var storedCounts = StoredFinishedCounts()
+    /// Finished rows of jobs this node does not hold, as last shown to event streams (for
+    /// the reads' overlap), and when.
+    var shownFinished: [String: (row: JobSnapshot, at: ContinuousClock.Instant)] = [:]
     var absorbingRead = false
     /// Whether a read of the change feed is under way, and whether another was asked for
     /// meanwhile (a full one, if any ask was).

@@ -45,17 +45,20 @@ public struct StoredFinishedCounts: Sendable, Equatable {
 
     /// The finished jobs to count as the store's after a read begun at `mark`: `store` its
     /// counts, `held` this node's table's counts, `seen` the states it read of the watched jobs
-    /// (a job absent has no row).
+    /// (a job absent has no row); `rows` the states of the rows it read as changed and
+    /// `removed` the removals, all in the same snapshot.
     public mutating func counts(
-        store: [JobState: Int], held: [JobState: Int], seen: [String: JobState], mark readMark: Int
+        store: [JobState: Int], held: [JobState: Int], seen: [String: JobState], mark readMark: Int,
+        rows: [String: JobState] = [:], removed: Set<String> = []
     ) -> [JobState: Int] {
         var counts = Dictionary(uniqueKeysWithValues: JobState.finished.map { ($0, (store[$0] ?? 0) - (held[$0] ?? 0)) })
         for (id, change) in changes {
             let seenState = seen[id]
-            // Begun before the change: the read may or may not have it; counted as not.
             let unseen: Bool
             if change.mark > readMark {
-                unseen = true
+                // Made while the read was under way, so not watched: the read has it when it
+                // has the change itself (a row changed since its cursor, a removal).
+                unseen = change.removed ? !removed.contains(id) : rows[id] != change.state
             } else if change.removed {
                 // The row still there, as it was: the removal is not in the read.
                 unseen = seenState == change.state

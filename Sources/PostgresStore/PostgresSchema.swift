@@ -152,6 +152,60 @@ enum PostgresSchema {
                 """,
                 "INSERT INTO job_count (state, shard, n) SELECT state, 0, count(*) FROM job GROUP BY state",
             ]),
+        Migration(
+            version: 5, name: "jobs counted once per statement",
+            statements: [
+                // Counted per row, a statement that changed many rows updated the same count
+                // row once per row in one transaction, each time over all its earlier
+                // versions: 40,000 rows inserted at once took 12 s (0.24 s without). Counted
+                // once per statement from its transition tables, it costs one write per state.
+                "DROP TRIGGER job_count_rows ON job",
+                "DROP TRIGGER job_count_state ON job",
+                "DROP FUNCTION sluice_job_count()",
+                """
+                CREATE FUNCTION sluice_job_count_added() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    INSERT INTO job_count AS c (state, shard, n)
+                        SELECT state, pg_backend_pid() % 16, count(*) FROM added_rows GROUP BY state
+                        ON CONFLICT ON CONSTRAINT job_count_pkey DO UPDATE SET n = c.n + EXCLUDED.n;
+                    RETURN NULL;
+                END $$
+                """,
+                """
+                CREATE FUNCTION sluice_job_count_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    INSERT INTO job_count AS c (state, shard, n)
+                        SELECT state, pg_backend_pid() % 16, -count(*) FROM removed_rows GROUP BY state
+                        ON CONFLICT ON CONSTRAINT job_count_pkey DO UPDATE SET n = c.n + EXCLUDED.n;
+                    RETURN NULL;
+                END $$
+                """,
+                """
+                CREATE FUNCTION sluice_job_count_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    INSERT INTO job_count AS c (state, shard, n)
+                        SELECT state, pg_backend_pid() % 16, sum(delta) FROM (
+                            SELECT o.state, -1 AS delta FROM removed_rows o JOIN added_rows a USING (id) WHERE o.state <> a.state
+                            UNION ALL
+                            SELECT a.state, 1 AS delta FROM removed_rows o JOIN added_rows a USING (id) WHERE o.state <> a.state
+                        ) AS moved GROUP BY state
+                        ON CONFLICT ON CONSTRAINT job_count_pkey DO UPDATE SET n = c.n + EXCLUDED.n;
+                    RETURN NULL;
+                END $$
+                """,
+                """
+                CREATE TRIGGER job_count_insert AFTER INSERT ON job REFERENCING NEW TABLE AS added_rows
+                    FOR EACH STATEMENT EXECUTE FUNCTION sluice_job_count_added()
+                """,
+                """
+                CREATE TRIGGER job_count_delete AFTER DELETE ON job REFERENCING OLD TABLE AS removed_rows
+                    FOR EACH STATEMENT EXECUTE FUNCTION sluice_job_count_removed()
+                """,
+                """
+                CREATE TRIGGER job_count_update AFTER UPDATE ON job REFERENCING OLD TABLE AS removed_rows NEW TABLE AS added_rows
+                    FOR EACH STATEMENT EXECUTE FUNCTION sluice_job_count_changed()
+                """,
+            ]),
     ]
 
     /// Applies what is missing; returns the versions applied.

@@ -18,6 +18,10 @@ import Testing
         /// whether the change is kept for the next read.
         var completed: Int
         var kept: Bool
+        /// A read begun before the change: the state of the job's row among the rows it read
+        /// as changed, and whether it read the job's removal.
+        var row: JobState? = nil
+        var removal = false
         var testDescription: String { name }
     }
 
@@ -30,6 +34,15 @@ import Testing
         Case(name: "removed, read begun before", removed: true, state: .completed, readAfter: false, seen: nil, completed: 3, kept: true),
         Case(name: "removed, read older", removed: true, state: .completed, readAfter: true, seen: .completed, completed: 3, kept: true),
         Case(name: "removed, read saw it", removed: true, state: .completed, readAfter: true, seen: nil, completed: 4, kept: false),
+        Case(
+            name: "let go, read begun before has its row", removed: false, state: .completed, readAfter: false, seen: nil,
+            completed: 4, kept: false, row: .completed),
+        Case(
+            name: "let go, read begun before has an older row", removed: false, state: .completed, readAfter: false, seen: nil,
+            completed: 5, kept: true, row: .running),
+        Case(
+            name: "removed, read begun before has it", removed: true, state: .completed, readAfter: false, seen: nil, completed: 4,
+            kept: false, removal: true),
     ]
 
     @Test(arguments: cases) func aReadCountsWhatItHasNotSeen(_ rule: Case) {
@@ -42,7 +55,10 @@ import Testing
             mark = start.mark
         }
         let seen = rule.seen.map { ["j": $0] } ?? [:]
-        let result = counts.counts(store: [.completed: 5, .failed: 2], held: [.completed: 1], seen: seen, mark: mark)
+        let result = counts.counts(
+            store: [.completed: 5, .failed: 2], held: [.completed: 1], seen: seen, mark: mark, rows: rule.row.map { ["j": $0] } ?? [:],
+            removed: rule.removal ? ["j"] : []
+        )
         #expect(result[.completed] == rule.completed)
         #expect((counts.changes["j"] != nil) == rule.kept)
         // The other finished state is the store's alone.
