@@ -463,7 +463,7 @@ extension JobScheduler {
                     webhooks?.record(.completed, job: ended.job)
                 } else if ended.job.state == .failed {
                     webhooks?.record(.failed, job: ended.job)
-                    failForDependency(waiting(for: id).map { ($0, "dependency \(id) failed") })
+                    failForDependency(waiting(for: id).map { ($0, DependencyCascade.failureReason(of: id)) })
                 }
                 // Recorded: a finished job leaves the table.
                 letGoIfFinished(id)

@@ -101,32 +101,28 @@ extension JobScheduler {
     }
 
     /// Fails the queued job `id` with `dependency_failed`, then the queued jobs waiting for
-    /// it, and so on down the chain. Called when a dependency fails or goes: a job resumed
-    /// later waits for it again (a failed dependency can be retried).
+    /// it, and so on down the chain (`DependencyCascade` decides; this records). Called when
+    /// a dependency fails or goes: a job resumed later waits for it again (a failed
+    /// dependency can be retried).
     func failForDependency(_ starts: [(id: String, reason: String)]) {
         guard !starts.isEmpty else { return }
-        // Who waits for whom, read once: a chain of thousands fails in one linear pass, not
-        // a scan of every job per link.
+        // Who waits for whom, read once.
         var dependents: [String: [String]] = [:]
         for other in jobs.withDependencies {
             for dependency in other.after { dependents[dependency, default: []].append(other.id) }
         }
-        var pending = starts.reversed().map { ($0.id, $0.reason) }
-        while let (id, reason) = pending.popLast() {
-            guard var job = jobs[id] else { continue }
-            var lifecycle = JobLifecycle(state: job.state)
-            _ = lifecycle.dependencyFailed()
-            guard lifecycle.state != job.state else { continue }
-            logger.info("job \(id) fails: \(reason)")
-            job.state = lifecycle.state
+        var cascade = DependencyCascade(starts: starts.map { .init(id: $0.id, reason: $0.reason) }, dependents: dependents)
+        while let step = cascade.next(state: { self.jobs[$0]?.state }), var job = jobs[step.id] {
+            logger.info("job \(step.id) fails: \(step.reason)")
+            job.state = .failed
             job.retryAt = nil
             job.waitingFor = notCompleted(job.after)
-            job.error = .init(code: SluiceError.Code.dependencyFailed.rawValue, message: reason)
+            job.error = .init(code: SluiceError.Code.dependencyFailed.rawValue, message: step.reason)
             // In a cluster every node may see the failure; the one whose write wins tells.
             guard update(job) else { continue }
             webhooks?.record(.failed, job: job)
-            pending += (dependents[id] ?? []).map { ($0, "dependency \(id) failed") }
-            letGoIfFinished(id, waitedFor: dependents[id] != nil)
+            cascade.recorded(step.id)
+            letGoIfFinished(step.id, waitedFor: cascade.isWaitedFor(step.id))
         }
     }
 

@@ -263,7 +263,7 @@ extension JobScheduler {
         if job.state == .completed { webhooks?.record(.completed, job: job) }
         if job.state == .failed {
             webhooks?.record(.failed, job: job)
-            failForDependency(waiting(for: id).map { ($0, "dependency \(id) failed") })
+            failForDependency(waiting(for: id).map { ($0, DependencyCascade.failureReason(of: id)) })
         }
         schedule()
         scheduleWakeUp()

@@ -543,14 +543,15 @@ public actor JobScheduler {
         // A completed dependency has done its part: the jobs that waited for it forget it.
         // One deleted before completing fails the queued jobs waiting for it.
         let dependents = waiting(for: id)
-        if job.state == .completed {
+        switch DependencyCascade.removal(of: id, state: job.state) {
+        case .forget:
             for other in dependents {
                 var waiting = jobs[other]!
                 waiting.after.removeAll { $0 == id }
                 update(waiting)
             }
-        } else {
-            failForDependency(dependents.map { ($0, "dependency \(id) was deleted before it completed") })
+        case .fail(let reason):
+            failForDependency(dependents.map { ($0, reason) })
         }
         schedule()
         // A run that placed its file before the stop reached it (or is recording its end):
