@@ -446,20 +446,19 @@ public actor JobScheduler {
         let pending = ids.compactMap { id in runs.ending(id).map { (id, $0) } }
         guard !pending.isEmpty else { return }
         await Self.waitForRuns(pending.map(\.1.task), upTo: configuration.settleLimit)
-        // A run past its last point of return (placing its file, recording its end) ends
-        // with its result whatever the stop: that result is the answer, so it is waited for,
-        // on the deadlines of its own store calls. One that has not reached it never will.
-        for (_, run) in pending where run.download.isCommitted { _ = await run.task.value }
+        for (_, run) in pending where RunSettle.wait(ending: true, committed: run.download.isCommitted) == .untilEnded {
+            _ = await run.task.value
+        }
         // The wait was the run's, not the store's.
         StoreCallBudget.renew()
         for (id, run) in pending {
-            // Only a run that has ended, with no newer one started meanwhile (a resume).
-            // (An ended run has left its slot: its checkpoint is the newest.)
-            guard runs.slot(id) == nil || runs.ending(id)?.generation == run.generation, var job = jobs[id], job.state != .running else {
-                continue
-            }
-            guard let checkpoint = try? repository.checkpoint(id: id), checkpoint.writtenBytes != job.bytesDone else { continue }
-            job.bytesDone = checkpoint.writtenBytes
+            guard
+                RunSettle.takesCheckpoint(
+                    run: run.generation, slot: runs.slot(id)?.run.generation, ending: runs.ending(id)?.generation, state: jobs[id]?.state
+                ), var job = jobs[id],
+                let bytes = RunSettle.bytes(checkpoint: (try? repository.checkpoint(id: id))?.writtenBytes, shown: job.bytesDone)
+            else { continue }
+            job.bytesDone = bytes
             update(job)
         }
     }
