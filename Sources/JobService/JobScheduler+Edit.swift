@@ -128,7 +128,8 @@ extension JobScheduler {
     /// What an edit sees of a job on this node.
     func editSight(_ id: String) -> JobEdit.Sight {
         let run: JobEdit.Run = runs.running(id) != nil ? .running : runs.ending(id) != nil ? .ending : .none
-        return JobEdit.Sight(state: jobs[id]?.state, run: run, claim: cluster == nil || runs[id].lease != nil ? .thisNode : .otherNode)
+        return JobEdit.Sight(
+            state: jobs[id]?.state, run: run, claim: claiming.mayRun(holdingLease: runs[id].lease != nil) ? .thisNode : .otherNode)
     }
 
     /// An edit's refusal as the API answers it.

@@ -48,11 +48,13 @@ extension JobScheduler {
         // No slot free, or the queue paused: nothing starts, and the queue is not read.
         guard free > 0, !settings.paused else { return }
         let ready = jobs.readyToStart(at: configuration.clock.now()).filter { !runs[$0.id].editing }
-        if cluster != nil {
-            if !ready.isEmpty { claimAndStart(free: free) }
-            return
+        let ids: [String]
+        switch claiming.starts(ready: ready, running: runs.runningCount + held, settings: settings) {
+        case .none: return
+        case .claim(let count): return claimAndStart(free: count)
+        case .start(let chosen): ids = chosen
         }
-        for id in QueuePlan.starts(ready: ready, running: runs.runningCount + held, settings: settings) {
+        for id in ids {
             guard var job = jobs[id] else { continue }
             var lifecycle = JobLifecycle(state: job.state)
             guard lifecycle.slotGranted() == .startDownload else { continue }
@@ -65,14 +67,17 @@ extension JobScheduler {
 
     /// Slots kept by runs an edit stopped, to go on when the edit ends.
     var heldSlots: Int {
-        runs.editingIDs.filter { runs.running($0) == nil && jobs[$0]?.state == .running && (cluster == nil || runs[$0].lease != nil) }.count
+        runs.editingIDs.filter {
+            runs.running($0) == nil && jobs[$0]?.state == .running && claiming.mayRun(holdingLease: runs[$0].lease != nil)
+        }.count
     }
 
     /// Whether a new queued job would be the one `schedule()` starts next, at once: a single
     /// node with a free slot and no other job queued (a queued one may outrank it). Such a
     /// job is stored running in its creation's write.
     func startsAtOnce(_ job: JobSnapshot) -> Bool {
-        guard cluster == nil, job.state == .queued, job.waitingFor.isEmpty, !settings.paused, !isShuttingDown, !holdsScheduling
+        guard claiming.startsInItsCreation, job.state == .queued, job.waitingFor.isEmpty, !settings.paused, !isShuttingDown,
+            !holdsScheduling
         else { return false }
         return jobs.countsByState()[.queued, default: 0] == 0 && runs.runningCount + heldSlots < settings.maxActive
     }

@@ -14,7 +14,7 @@ extension JobScheduler {
         guard !isShuttingDown else { return }
         // A cluster node runs only what it holds a lease on.
         let lease = runs[job.id].lease
-        if cluster != nil, lease == nil {
+        if !claiming.mayRun(holdingLease: lease != nil) {
             logger.warning("job \(job.id) is not leased to this node; not started")
             return
         }

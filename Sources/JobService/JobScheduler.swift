@@ -69,6 +69,8 @@ public actor JobScheduler {
     let checkpointWriter: CheckpointWriter
     /// The shared store when this node is one of a cluster's; nil for a single node.
     let cluster: (any ClusterStore)?
+    /// How this node comes to run a job (its queue's own starts, or claims under leases).
+    let claiming: Claiming
     public nonisolated let nodeName: String
     let startedAt = Date()
     let client: Fetcher
@@ -163,6 +165,7 @@ public actor JobScheduler {
         self.checkpointWriter = CheckpointWriter(repository: repository)
         let cluster = repository as? any ClusterStore
         self.cluster = cluster
+        self.claiming = cluster == nil ? .own : .leased
         self.nodeName = cluster?.nodeName ?? configuration.nodeName
         self.client = client
         self.webhooks = webhooks
@@ -200,7 +203,7 @@ public actor JobScheduler {
         }
         for index in loaded.indices {
             var lifecycle = JobLifecycle(state: loaded[index].state)
-            if cluster == nil, lifecycle.serviceStarted() == .enqueue {
+            if claiming.requeuesEveryRunningJobAtStart, lifecycle.serviceStarted() == .enqueue {
                 if loaded[index].state != lifecycle.state { requeuedAtStart.append(loaded[index].id) }
                 loaded[index].state = lifecycle.state
                 loaded[index].speed = 0
@@ -417,7 +420,7 @@ public actor JobScheduler {
             throw error
         }
         jobs[job.id] = job
-        if cluster == nil { runs[job.id].neverRun = true }
+        if claiming.knowsItsNewJobs { runs[job.id].neverRun = true }
         events.publish(.job(job))
         if job.state == .running {
             startDownload(job)
