@@ -1,14 +1,9 @@
-import NIOPosix
-
 /// Where blocking store calls run: threads of their own, never the cooperative pool (whose
 /// two or so threads also answer the API) nor NIO's shared pool (which syncs partial files).
-/// A stalled store ties up these threads only, each call bounded by its deadline.
+/// A stalled store ties up these threads only, each call bounded by its deadline; they grow
+/// while all are busy (`StoreThreads`).
 public enum StoreCalls {
-    static let pool: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: 8)
-        pool.start()
-        return pool
-    }()
+    static let pool = StoreThreads()
 
     /// Runs `work` on a store thread with the caller's `StoreCallBudget`. A cancelled task's
     /// call (a pause's last checkpoint) runs there too: it used to run in place, and then
@@ -16,8 +11,7 @@ public enum StoreCalls {
     public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         let budget = StoreCallBudget.current
         return try await withCheckedThrowingContinuation { continuation in
-            pool.submit { _ in
-                // The pool is never stopped: every item runs.
+            pool.submit {
                 continuation.resume(with: Result { try StoreCallBudget.$current.withValue(budget) { try work() } })
             }
         }
