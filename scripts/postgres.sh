@@ -229,7 +229,9 @@ init_cluster() {
 # scripts/postgres.sh: a throwaway server for tests. Port and socket directory are given
 # on the command line by the script.
 listen_addresses = '127.0.0.1'
-max_connections = 200
+# A test pass runs dozens of services at once, each with a pool of up to 4 connections
+# (PostgresClient) and a listening one: 200 was reached in one pass.
+max_connections = 400
 fsync = off
 synchronous_commit = off
 full_page_writes = off

@@ -41,15 +41,12 @@ public struct ClusterChanges: Sendable {
     /// A full read: every live job is in `jobs`; a job held but absent from it has finished
     /// or gone.
     public var isFull: Bool
-    /// How many jobs each state holds in the store, read with the changes.
+    /// How many jobs each state holds in the store, read with the changes (one snapshot).
     public var counts: [JobState: Int]
-    /// The states of the jobs the read was asked to watch, in the same snapshot as `counts`
-    /// (a job with no row is absent).
-    public var seen: [String: JobState]
 
     public init(
         jobs: [JobSnapshot], removed: [String], settings: QueueSettings?, cursor: ClusterCursor, isFull: Bool,
-        counts: [JobState: Int] = [:], seen: [String: JobState] = [:]
+        counts: [JobState: Int] = [:]
     ) {
         self.jobs = jobs
         self.removed = removed
@@ -57,7 +54,6 @@ public struct ClusterChanges: Sendable {
         self.cursor = cursor
         self.isFull = isFull
         self.counts = counts
-        self.seen = seen
     }
 }
 
@@ -143,8 +139,8 @@ public protocol ClusterStore: JobRepository {
     /// whose owner's heartbeat is older than `staleAfter`. Returns their ids.
     func rescue(staleAfter: Duration) throws -> [String]
     /// Jobs changed and removed since `cursor` (every live job, with nil), with the store's
-    /// counts by state and the states of the jobs `watching` names, all in one snapshot.
-    func changes(since cursor: ClusterCursor?, watching: [String]) throws -> ClusterChanges
+    /// counts by state, all in one snapshot.
+    func changes(since cursor: ClusterCursor?) throws -> ClusterChanges
     /// One job as stored, nil when it is gone.
     func job(id: String) throws -> JobSnapshot?
     func nodes() throws -> [NodeStatus]

@@ -83,6 +83,7 @@ extension JobScheduler {
             if cluster != nil { for job in plain { storedCounts.removed(job.id, state: job.state) } }
             for job in plain {
                 events.publish(.removed(id: job.id))
+                if cluster != nil { shownEnds.removed(job.id) }
                 // A failed job may have left its partial file.
                 removePartialFiles(job.id)
                 if deleteFile { removeFinishedFile(of: job) }

@@ -187,11 +187,11 @@ extension JobScheduler {
         let writesBefore = writeCount
         let recheck = Array(toRecheck)
         toRecheck = []
-        let (watched, countsMark) = storedCounts.readStart
+        let countsMark = storedCounts.readStart
         let changes: ClusterChanges
         let rechecked: [(id: String, row: JobSnapshot?)]
         do {
-            changes = try await StoreCalls.run { try cluster.changes(since: since, watching: watched) }
+            changes = try await StoreCalls.run { try cluster.changes(since: since) }
             rechecked = try await StoreCalls.run { try recheck.map { ($0, try cluster.job(id: $0)) } }
         } catch {
             toRecheck.formUnion(recheck)
@@ -230,8 +230,10 @@ extension JobScheduler {
         }
         for id in changes.removed {
             if jobs[id] == nil {
-                // A finished job held by no one here: only its state, if a live job waited for it.
+                // A finished job held by no one here: only its state, if a live job waited for
+                // it; streams are told once.
                 finishedDependencies[id] = nil
+                if shownEnds.isNewRemoval(id) { events.publish(.removed(id: id)) }
             } else if newer(id) {
                 toRecheck.insert(id)
             } else {
@@ -250,13 +252,12 @@ extension JobScheduler {
         }
         jobs.setStoredOnly(
             storedCounts.counts(
-                store: changes.counts, held: jobs.heldCounts(), seen: changes.seen, mark: countsMark,
+                store: changes.counts, held: jobs.heldCounts(), mark: countsMark,
                 rows: Dictionary(changes.jobs.map { ($0.id, $0.state) }, uniquingKeysWith: { $1 }), removed: Set(changes.removed)
             )
         )
         // Past the reads' overlap, a finished row shown is not seen again unless it changed.
-        let now = ContinuousClock.now
-        shownFinished = shownFinished.filter { now - $0.value.at < .seconds(10) }
+        shownEnds.forgetOld()
         schedule()
         scheduleWakeUp()
     }
@@ -273,10 +274,7 @@ extension JobScheduler {
                     finishedDependencies[stored.id] = stored.state
                 }
                 // Reads overlap by 2 s, so the same row comes two or three times: shown once.
-                if shownFinished[stored.id]?.row != stored {
-                    shownFinished[stored.id] = (stored, .now)
-                    events.publish(.job(stored))
-                }
+                if shownEnds.isNew(stored) { events.publish(.job(stored)) }
                 return
             }
             // Held only once what it waits for is known: unknown, it would look deleted.
@@ -322,18 +320,21 @@ extension JobScheduler {
         jobs[row.id] = row
         events.publish(.job(row))
         // Let go once finished: the reads' overlap brings the row again, not to be shown again.
-        if !row.state.isLive { shownFinished[row.id] = (row, .now) }
+        if !row.state.isLive { shownEnds.shown(row) }
     }
 
     /// The states of the finished jobs `job` waits for that this node does not know (another
     /// node made it, naming a job finished before this node started): read from the store,
-    /// for the dependency rules. False when the store could not be read.
+    /// for the dependency rules. False when it cannot be known yet: the store could not be
+    /// read, or a dependency is live there and not held here yet (the change feed brings it).
     func readDependencyStates(of job: JobSnapshot) -> Bool {
         for dependency in job.after where stateOf(dependency) == nil {
             let stored: JobSnapshot?
             do { stored = try repository.job(id: dependency) } catch { return false }
             // No row: gone indeed, and the rules say so.
-            if let stored { finishedDependencies[dependency] = stored.state }
+            guard let stored else { continue }
+            guard !stored.state.isLive else { return false }
+            finishedDependencies[dependency] = stored.state
         }
         return true
     }

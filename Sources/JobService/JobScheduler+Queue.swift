@@ -93,16 +93,28 @@ extension JobScheduler {
             case .running, .completed:
                 job.waitingFor = []
             case .queued, .paused, .failed:
+                // First: on a cluster node the verdict may read what the job waits for.
+                let verdict = job.state == .queued ? dependencyVerdict(job) : nil
                 job.waitingFor = notCompleted(job.after)
-                if job.state == .queued,
-                    case .failed(_, let reason) = JobDependencies.verdict(after: job.after, state: { self.stateOf($0) })
-                {
+                if case .failed(_, let reason)? = verdict {
                     failForDependency([(id, reason)])
                     continue
                 }
             }
             if job != before { update(job) }
         }
+    }
+
+    /// What `job`'s dependencies say. A dependency this node does not know is gone on a single
+    /// node (it holds every live job and the states of the finished ones live jobs wait for);
+    /// on a cluster node it may have finished elsewhere before this node heard of the job (an
+    /// edit made on another node, a claim), so the store is asked before the job fails, and
+    /// the job waits while the store cannot tell.
+    func dependencyVerdict(_ job: JobSnapshot) -> JobDependencies.Verdict {
+        let verdict = JobDependencies.verdict(after: job.after, state: { self.stateOf($0) })
+        guard case .failed = verdict, claiming == .leased else { return verdict }
+        guard readDependencyStates(of: job) else { return .waiting(notCompleted(job.after)) }
+        return JobDependencies.verdict(after: job.after, state: { self.stateOf($0) })
     }
 
     /// Fails the queued job `id` with `dependency_failed`, then the queued jobs waiting for
@@ -173,8 +185,12 @@ extension JobScheduler {
         else { return }
         if waitedFor ?? jobs.isWaitedFor(id) { finishedDependencies[id] = job.state }
         jobs.evict(id)
-        // Its end stored by this node: counted until a read of the store has seen it.
-        if cluster != nil, !absorbingRead { storedCounts.letGo(id, state: job.state) }
+        if cluster != nil {
+            // Its end stored by this node: counted until a read of the store has seen it, and
+            // shown already (the read brings the row again).
+            if !absorbingRead { storedCounts.letGo(id, state: job.state) }
+            shownEnds.shown(job)
+        }
         // Its limiter, retry count and progress clock go with it.
         _ = runs.remove(id)
         forgetFinishedDependencies(of: job)

@@ -136,9 +136,10 @@ public actor JobScheduler {
     /// the change feed has seen them (`StoredFinishedCounts`); and whether a read is being
     /// absorbed (what it lets go, it has seen).
     var storedCounts = StoredFinishedCounts()
-    /// Finished rows of jobs this node does not hold, as last shown to event streams (for
-    /// the reads' overlap), and when.
-    var shownFinished: [String: (row: JobSnapshot, at: ContinuousClock.Instant)] = [:]
+    /// What event streams were last shown of jobs this node no longer holds (finished, or
+    /// removed), for the change feed's overlap: a row or a removal read again is not shown
+    /// again (`ShownEnds`).
+    var shownEnds = ShownEnds()
     var absorbingRead = false
     /// Whether a read of the change feed is under way, and whether another was asked for
     /// meanwhile (a full one, if any ask was).
@@ -542,6 +543,7 @@ public actor JobScheduler {
         // Its run (to wait for), lease, limiter and the rest go together.
         let pending = runs.remove(id)?.run
         events.publish(.removed(id: id))
+        if cluster != nil { shownEnds.removed(id) }
         // A completed dependency has done its part: the jobs that waited for it forget it.
         // One deleted before completing fails the queued jobs waiting for it.
         let dependents = waiting(for: id)

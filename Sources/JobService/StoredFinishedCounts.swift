@@ -4,24 +4,19 @@ public import SluiceCore
 ///
 /// Other nodes finish and remove jobs too, so the counts come from the store, read with each
 /// read of the change feed: the store's finished jobs less those this node still holds. A
-/// read's snapshot may be older than this node's own last changes (it let a job go once its
-/// end was stored, or removed a finished one), and would take them back for a second; so each
-/// such change is kept here until a read has seen it. A read asks the store for the states of
-/// the jobs kept here, in the same snapshot as its counts, and tells which of them it saw.
+/// change this node made itself (it let a job go once its end was stored, or removed a
+/// finished one) is kept here until a read has it: a read begun after the change was made
+/// has it (the change was stored first); one under way when it was made has it exactly when
+/// its changed rows (or its removals) have the job, all read in one snapshot with the counts.
 public struct StoredFinishedCounts: Sendable, Equatable {
     public struct Change: Sendable, Equatable {
         /// The job's finished state when the change was made.
         public var state: JobState
         /// Removed from the store (else let go by this node, its state stored).
         public var removed: Bool
-        /// The mark when it was made: a read begun earlier may not have seen it.
+        /// The mark when it was made: a read begun earlier may not have it.
         public var mark: Int
-        /// Reads that did not see it yet; dropped after `patience` of them.
-        public var unseenReads = 0
     }
-
-    /// A change no read has seen after this many is dropped (a job changed again elsewhere).
-    public static let patience = 10
 
     public private(set) var changes: [String: Change] = [:]
     private var mark = 0
@@ -40,40 +35,23 @@ public struct StoredFinishedCounts: Sendable, Equatable {
         changes[id] = Change(state: state, removed: true, mark: mark)
     }
 
-    /// What a read about to start asks the store about, and its mark.
-    public var readStart: (watched: [String], mark: Int) { (Array(changes.keys), mark) }
+    /// The mark of a read about to start.
+    public var readStart: Int { mark }
 
     /// The finished jobs to count as the store's after a read begun at `mark`: `store` its
-    /// counts, `held` this node's table's counts, `seen` the states it read of the watched jobs
-    /// (a job absent has no row); `rows` the states of the rows it read as changed and
-    /// `removed` the removals, all in the same snapshot.
+    /// counts, `held` this node's table's counts, `rows` the states of the rows it read as
+    /// changed, `removed` the removals it read.
     public mutating func counts(
-        store: [JobState: Int], held: [JobState: Int], seen: [String: JobState], mark readMark: Int,
-        rows: [String: JobState] = [:], removed: Set<String> = []
+        store: [JobState: Int], held: [JobState: Int], mark readMark: Int, rows: [String: JobState], removed: Set<String>
     ) -> [JobState: Int] {
         var counts = Dictionary(uniqueKeysWithValues: JobState.finished.map { ($0, (store[$0] ?? 0) - (held[$0] ?? 0)) })
         for (id, change) in changes {
-            let seenState = seen[id]
-            let unseen: Bool
-            if change.mark > readMark {
-                // Made while the read was under way, so not watched: the read has it when it
-                // has the change itself (a row changed since its cursor, a removal).
-                unseen = change.removed ? !removed.contains(id) : rows[id] != change.state
-            } else if change.removed {
-                // The row still there, as it was: the removal is not in the read.
-                unseen = seenState == change.state
-            } else {
-                // Still live in the read: the end is not in it.
-                unseen = seenState?.isLive == true
-            }
-            guard unseen else {
+            // Made before the read began: the read has it.
+            let has = change.mark <= readMark || (change.removed ? removed.contains(id) : rows[id] == change.state)
+            if has {
                 changes[id] = nil
-                continue
-            }
-            counts[change.state, default: 0] += change.removed ? -1 : 1
-            if change.mark <= readMark {
-                changes[id]?.unseenReads += 1
-                if change.unseenReads + 1 >= Self.patience { changes[id] = nil }
+            } else {
+                counts[change.state, default: 0] += change.removed ? -1 : 1
             }
         }
         return counts.mapValues { max(0, $0) }

@@ -141,8 +141,13 @@ final class PostgresConnections: Sendable {
         deadlines.withLockedValue { $0[key] = deadline }
         defer {
             deadlines.withLockedValue { $0[key] = nil }
-            discarded.withLockedValue { _ = $0.remove(key) }
-            handoff.giveBack()
+            // One closed for a timeout goes back once closed, so that the pool never lends it
+            // to the next call meanwhile.
+            if discarded.withLockedValue({ $0.remove(key) != nil }) {
+                connection.closeFuture.whenComplete { _ in handoff.giveBack() }
+            } else {
+                handoff.giveBack()
+            }
         }
         return try body(connection)
     }

@@ -229,9 +229,9 @@ extension PostgresJobRepository {
         }
     }
 
-    public func changes(since cursor: ClusterCursor?, watching: [String] = []) throws -> ClusterChanges {
+    public func changes(since cursor: ClusterCursor?) throws -> ClusterChanges {
         try connections.transaction { connection in
-            // One snapshot for every statement: the counts and the watched states agree.
+            // One snapshot for every statement: the counts agree with the rows and removals.
             _ = try connections.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", on: connection)
             // The cursor is read first: a row committed after this statement is seen next time.
             // Rows are re-read from two seconds before it, for transactions that took a time
@@ -241,19 +241,11 @@ extension PostgresJobRepository {
                 .rows.first.map { try $0.decode(Double.self) } ?? 0
             let settings = try queueSettings(on: connection)
             let counts = try countsByState(on: connection)
-            var seen: [String: JobState] = [:]
-            if !watching.isEmpty {
-                for row in try connections.run("SELECT id, state FROM job WHERE id = ANY(\(watching))", on: connection).rows {
-                    let (id, state) = try row.decode((String, String).self)
-                    seen[id] = JobState(rawValue: state)
-                }
-            }
             guard let cursor else {
                 // Live jobs only: a node holds no finished one.
                 let jobs = try liveJobs(on: connection)
                 return ClusterChanges(
-                    jobs: jobs, removed: [], settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: true, counts: counts,
-                    seen: seen
+                    jobs: jobs, removed: [], settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: true, counts: counts
                 )
             }
             let from = cursor.databaseTime - 2
@@ -265,8 +257,7 @@ extension PostgresJobRepository {
                 "SELECT id FROM job_removal WHERE removed_at >= to_timestamp(\(from))", on: connection
             ).rows.map { try $0.decode(String.self) }
             return ClusterChanges(
-                jobs: jobs, removed: removed, settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: false, counts: counts,
-                seen: seen
+                jobs: jobs, removed: removed, settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: false, counts: counts
             )
         }
     }

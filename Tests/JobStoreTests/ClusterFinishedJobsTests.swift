@@ -85,9 +85,15 @@ struct ClusterFinishedJobsTests {
             #expect(onB.countsByState()[.completed] == 3)
 
             // Another node removes a finished job: no longer counted here.
+            let beforeRemoval = onB.events.currentID
             try a.delete(id: "c0")
             await onB.synchronize(full: false)
             #expect(onB.countsByState()[.completed] == 2)
+            // Streams here are told, once (they were not told at all: the node did not hold it).
+            await onB.synchronize(full: false)
+            let (removals, told) = onB.events.subscribe(after: beforeRemoval)
+            removals.cancel()
+            #expect(told?.filter { $0.event.jobID == "c0" }.count == 1)
             // A full read has the live jobs only, and changes none of it.
             await onB.synchronize(full: true)
             #expect(onB.jobs.count == 2)
@@ -107,6 +113,36 @@ struct ClusterFinishedJobsTests {
         }
     }
 
+    /// Another node edits a queued job this node holds to wait for a job finished long ago,
+    /// which this node never held: the job was failed as "dependency deleted" here (and the
+    /// failure written), since an unknown dependency meant a deleted one.
+    @Test func aJobEditedElsewhereToWaitForAnOldFinishedJobIsNotFailed() async throws {
+        try await withTemporaryDirectory { directory in
+            let url = try TestPostgres.newDatabase()
+            let a = try PostgresClusterStoreTests.open(url, node: "a")
+            let b = try PostgresClusterStoreTests.open(url, node: "b")
+            defer {
+                a.close(removingNode: false)
+                b.close(removingNode: false)
+            }
+            try a.saveQueueSettings(QueueSettings(paused: true, maxActive: 4))
+            try a.insert(Self.job("c0", .completed, second: 0))
+            try a.insert(Self.job("q1", .queued, second: 1))
+            let client = Fetcher()
+            let onB = try Self.scheduler(b, in: directory, client: client)
+            #expect(onB.jobs.count == 1)
+            var edited = try #require(try a.job(id: "q1"))
+            edited.after = ["c0"]
+            #expect(try a.update(edited, expectedState: .queued))
+            await onB.synchronize(full: false)
+            #expect(try a.job(id: "q1")?.state == .queued)
+            let held = try #require(onB.jobs["q1"])
+            #expect(held.state == .queued && held.after == ["c0"] && held.waitingFor.isEmpty)
+            await onB.shutdown()
+            try await client.shutdown()
+        }
+    }
+
     /// The counts kept by the store start from the rows already there when the migration that
     /// adds them runs, and follow every write after.
     @Test func storedCountsStartFromExistingRowsAndFollowEveryWrite() throws {
@@ -120,7 +156,7 @@ struct ClusterFinishedJobsTests {
         _ = try store.connections.transaction { connection in
             for statement in [
                 "DROP TABLE job_count", "DROP FUNCTION sluice_job_count_added() CASCADE",
-                "DROP FUNCTION sluice_job_count_removed() CASCADE", "DROP FUNCTION sluice_job_count_changed() CASCADE",
+                "DROP FUNCTION sluice_job_count_removed() CASCADE", "DROP FUNCTION sluice_job_count_moved() CASCADE",
                 "DELETE FROM sluice_schema WHERE version >= 4",
             ] {
                 _ = try store.connections.run(PostgresQuery(unsafeSQL: statement), on: connection)
