@@ -33,8 +33,10 @@ public protocol JobRepository: Sendable {
     /// transaction: after a crash the job is either still there, unannounced, or gone and
     /// announced, never back after its removal was told.
     func delete(id: String, deliveries: [WebhookDelivery]) throws
-    /// Removes several jobs and stores the deliveries that announce them, all in one
-    /// transaction (a bulk delete of finished jobs a page at a time).
+    /// Removes several finished jobs and stores the deliveries that announce them, all in one
+    /// transaction (a bulk delete of finished jobs a page at a time). A store shared by nodes
+    /// removes only those still finished, and stores only their deliveries: another node may
+    /// have resumed one since the page was read.
     func delete(ids: [String], deliveries: [WebhookDelivery]) throws
     func checkpoint(id: String) throws -> DownloadCheckpoint?
     /// Saves a checkpoint and the bytes it covers in one transaction.

@@ -202,21 +202,25 @@ public final class PostgresJobRepository: ClusterStore {
         }
     }
 
-    /// Several removals in one transaction (a bulk delete's page), told to every node once.
+    /// Several finished jobs removed in one transaction (a bulk delete's page), told to every
+    /// node once. Only those still finished: another node may have resumed one since the page
+    /// was read, and it stays, with no `removed` delivery (the change feed shows it again).
     public func delete(ids: [String], deliveries: [WebhookDelivery]) throws {
         guard !ids.isEmpty else { return }
         try connections.transaction { connection in
-            _ = try connections.run(
+            let gone = try connections.run(
                 """
-                WITH gone AS (DELETE FROM job WHERE id = ANY(\(ids)) RETURNING id),
+                WITH gone AS (DELETE FROM job WHERE id = ANY(\(ids)) AND state IN ('completed', 'failed') RETURNING id),
                 removal AS (
                     INSERT INTO job_removal (id) SELECT id FROM gone
                     ON CONFLICT (id) DO UPDATE SET removed_at = clock_timestamp()
                 )
-                SELECT pg_notify(\(PostgresSchema.channel), '') FROM (SELECT count(*) AS n FROM gone) AS g WHERE g.n > 0
+                SELECT id FROM gone
                 """, on: connection
-            )
-            try insert(deliveries, on: connection)
+            ).rows.map { try $0.decode(String.self) }
+            if !gone.isEmpty { _ = try connections.run("SELECT pg_notify(\(PostgresSchema.channel), '')", on: connection) }
+            let removed = Set(gone)
+            try insert(deliveries.filter { removed.contains($0.jobID) }, on: connection)
         }
     }
 

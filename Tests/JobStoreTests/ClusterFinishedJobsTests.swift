@@ -143,6 +143,25 @@ struct ClusterFinishedJobsTests {
         }
     }
 
+    /// A bulk delete's page is read, then removed: a job another node resumed in between
+    /// stays, and no `removed` delivery is stored for it.
+    @Test func aPageOfFinishedJobsRemovesOnlyThoseStillFinished() throws {
+        let store = try PostgresClusterStoreTests.open(TestPostgres.newDatabase(), node: "a")
+        defer { store.close(removingNode: false) }
+        try store.insert(Self.job("f0", .failed, second: 0))
+        try store.insert(Self.job("f1", .failed, second: 1))
+        var resumed = try #require(try store.job(id: "f1"))
+        resumed.state = .queued
+        #expect(try store.update(resumed, expectedState: .failed))
+        let deliveries = ["f0", "f1"].map { id in
+            WebhookDelivery(id: "d-\(id)", jobID: id, event: .removed, url: "https://hooks.example.com/x", body: "{}", createdAt: Date())
+        }
+        try store.delete(ids: ["f0", "f1"], deliveries: deliveries)
+        #expect(try store.allJobs().map(\.id) == ["f1"])
+        #expect(try store.deliveries(jobID: "f1").isEmpty)
+        #expect(try store.deliveries(jobID: "f0").count == 1)
+    }
+
     /// The counts kept by the store start from the rows already there when the migration that
     /// adds them runs, and follow every write after.
     @Test func storedCountsStartFromExistingRowsAndFollowEveryWrite() throws {
