@@ -130,9 +130,7 @@ extension JobScheduler {
                 jobs.adopt(found)
                 // What they wait for, as the store has it (a dependency gone from the table
                 // too), as `holdStored` reads it for one job.
-                for dependency in Set(found.flatMap(\.after)) where stateOf(dependency) == nil {
-                    if let state = try repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
-                }
+                try readDependencyStates(Set(found.flatMap(\.after)))
             }
         }
         return order.filter { jobs[$0].map(selection.contains) ?? false }

@@ -278,7 +278,7 @@ extension JobScheduler {
                 return
             }
             // Held only once what it waits for is known: unknown, it would look deleted.
-            guard readDependencyStates(of: stored) else {
+            guard (try? readDependencyStates(stored.after)) == true else {
                 toRecheck.insert(stored.id)
                 return
             }
@@ -321,22 +321,6 @@ extension JobScheduler {
         events.publish(.job(row))
         // Let go once finished: the reads' overlap brings the row again, not to be shown again.
         if !row.state.isLive { shownEnds.shown(row) }
-    }
-
-    /// The states of the finished jobs `job` waits for that this node does not know (another
-    /// node made it, naming a job finished before this node started): read from the store,
-    /// for the dependency rules. False when it cannot be known yet: the store could not be
-    /// read, or a dependency is live there and not held here yet (the change feed brings it).
-    func readDependencyStates(of job: JobSnapshot) -> Bool {
-        for dependency in job.after where stateOf(dependency) == nil {
-            let stored: JobSnapshot?
-            do { stored = try repository.job(id: dependency) } catch { return false }
-            // No row: gone indeed, and the rules say so.
-            guard let stored else { continue }
-            guard !stored.state.isLive else { return false }
-            finishedDependencies[dependency] = stored.state
-        }
-        return true
     }
 
     func absorbRemoval(_ id: String) {

@@ -113,7 +113,7 @@ extension JobScheduler {
     func dependencyVerdict(_ job: JobSnapshot) -> JobDependencies.Verdict {
         let verdict = JobDependencies.verdict(after: job.after, state: { self.stateOf($0) })
         guard case .failed = verdict, claiming == .leased else { return verdict }
-        guard readDependencyStates(of: job) else { return .waiting(notCompleted(job.after)) }
+        guard (try? readDependencyStates(job.after)) == true else { return .waiting(notCompleted(job.after)) }
         return JobDependencies.verdict(after: job.after, state: { self.stateOf($0) })
     }
 
@@ -210,9 +210,21 @@ extension JobScheduler {
         guard jobs[id] == nil, let stored = try storedFinishedJob(id) else { return }
         jobs.adopt(stored)
         // What it waits for, as the store has it (a dependency gone from the table too).
-        for dependency in stored.after where stateOf(dependency) == nil {
-            if let state = try repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
+        try readDependencyStates(stored.after)
+    }
+
+    /// Reads from the store the states of those of `ids` this node knows nothing of (finished
+    /// jobs it let go, or never held), for the dependency rules; one with no row is gone.
+    /// False when one is live there and not held here yet (a cluster's change feed brings it).
+    @discardableResult
+    func readDependencyStates(_ ids: some Sequence<String>) throws -> Bool {
+        var known = true
+        for dependency in ids where stateOf(dependency) == nil {
+            guard let stored = try repository.job(id: dependency) else { continue }
+            finishedDependencies[dependency] = stored.state
+            if stored.state.isLive { known = false }
         }
+        return known
     }
 
     /// Whether every job in `after` has completed.
