@@ -34,17 +34,11 @@ import Testing
                 schedulers.append((scheduler, store, id))
             }
             let stores = schedulers.map(\.1)
-            let thawedByTheTimer = Atomic(false)
-            Thread.detachNewThread {
-                Thread.sleep(forTimeInterval: 10)
-                thawedByTheTimer.store(true, ordering: .relaxed)
-                for store in stores { store.thaw() }
-            }
-            for store in stores { store.freeze() }
+            let frozen = FrozenStores(stores)
             let resumes = schedulers.map { scheduler, _, id in Task { try await scheduler.resume(id: id) } }
             let allWaiting = await waitUntil(.seconds(8), every: .milliseconds(10)) { stores.allSatisfy { $0.waiting == 1 } }
-            let early = !thawedByTheTimer.load(ordering: .relaxed)
-            for store in stores { store.thaw() }
+            let early = !frozen.thawedByTheTimer
+            frozen.thaw()
             for resume in resumes { _ = try await resume.value }
             for (scheduler, _, _) in schedulers { await scheduler.shutdown() }
             try await client.shutdown()
@@ -61,18 +55,12 @@ import Testing
         try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
             let store = try FinishedJobsInTheStoreTests.store()
             try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
-                let thawedByTheTimer = Atomic(false)
-                Thread.detachNewThread {
-                    Thread.sleep(forTimeInterval: 10)
-                    thawedByTheTimer.store(true, ordering: .relaxed)
-                    store.thaw()
-                }
-                store.freeze()
+                let frozen = FrozenStores([store])
                 let reads = (0..<count).map { _ in Task { try await scheduler.job(id: "c0") } }
                 let allWaiting = await waitUntil(.seconds(8), every: .milliseconds(10)) { store.waiting == count }
                 let live = try await scheduler.job(id: "p3")
-                let early = !thawedByTheTimer.load(ordering: .relaxed)
-                store.thaw()
+                let early = !frozen.thawedByTheTimer
+                frozen.thaw()
                 for read in reads { #expect(try await read.value?.state == .completed) }
                 #expect(live?.state == .paused)
                 #expect(allWaiting && early, "\(count) reads waiting on the store left no thread to answer from memory")
@@ -99,22 +87,40 @@ import Testing
         let count = ProcessInfo.processInfo.activeProcessorCount + 1
         let client = Fetcher()
         let stores = (0..<count).map { _ in InMemoryJobRepository() }
-        let thawedByTheTimer = Atomic(false)
-        Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: 10)
-            thawedByTheTimer.store(true, ordering: .relaxed)
-            for store in stores { store.thaw() }
-        }
-        for store in stores { store.freeze() }
+        let frozen = FrozenStores(stores)
         let loops = stores.map { store in
             Task { await WebhookDispatcher(configuration: .init(), repository: store, client: client).run() }
         }
         let allWaiting = await waitUntil(.seconds(8), every: .milliseconds(10)) { stores.allSatisfy { $0.waiting == 1 } }
-        let early = !thawedByTheTimer.load(ordering: .relaxed)
-        for store in stores { store.thaw() }
+        let early = !frozen.thawedByTheTimer
+        frozen.thaw()
         for loop in loops { loop.cancel() }
         for loop in loops { await loop.value }
         try await client.shutdown()
         #expect(allWaiting && early, "\(count) webhook loops waiting on their stores left the test no thread")
+    }
+}
+
+/// Stores frozen for a test that waits on them, thawed by a plain thread after 10 s whatever
+/// happens: a test whose waits held the whole pool fails then, instead of hanging the run.
+final class FrozenStores: Sendable {
+    private let stores: [InMemoryJobRepository]
+    private let timerFired = Atomic(false)
+
+    init(_ stores: [InMemoryJobRepository]) {
+        self.stores = stores
+        for store in stores { store.freeze() }
+        Thread.detachNewThread { [self] in
+            Thread.sleep(forTimeInterval: 10)
+            timerFired.store(true, ordering: .relaxed)
+            thaw()
+        }
+    }
+
+    /// Whether the timer thawed them (the test's own thaw came too late).
+    var thawedByTheTimer: Bool { timerFired.load(ordering: .relaxed) }
+
+    func thaw() {
+        for store in stores { store.thaw() }
     }
 }

@@ -46,6 +46,13 @@ struct StoreOutageTests {
             }
             #expect(last.status == 503)
             #expect(last.body == #"{"status":"degraded","store":"unavailable"}"#)
+            // A job the node does not hold only the store could tell of: 503 at once, never a
+            // wait on the stalled store (nor a 404 it cannot know).
+            let asked = ContinuousClock.now
+            let unheld = try await RawHTTPClient.request(port: port, path: "/jobs/zzzzzzzzzzzzz")
+            #expect(unheld.status == 503)
+            #expect(String(decoding: unheld.body, as: UTF8.self).contains("store_unavailable"))
+            #expect(ContinuousClock.now - asked < .seconds(2), "refused at once")
             #expect(ContinuousClock.now - stoppedAt < .seconds(15), "degraded within 15 s of the stall")
             // A store call would take the store's 10 s timeout or hang; under CI's load a
             // request of this busy test process has been seen to take up to 3 s by itself.
