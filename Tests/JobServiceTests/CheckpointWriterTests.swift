@@ -28,7 +28,9 @@ import Testing
         let writer = CheckpointWriter(repository: store)
         store.freeze()
         let first = Task { try await writer.save(Self.checkpoint("j0", bytes: 1), id: "j0") }
-        #expect(try await waitUntil(.seconds(5)) { store.waiting == 1 })
+        // A wait for a state, not a bound on time: in the full parallel pass this test takes
+        // 9-12 s (0.1 s alone), and the commit reached the store after more than 5 s twice.
+        #expect(try await waitUntil(.seconds(30)) { store.waiting == 1 })
         let others = (1...16).map { index in
             Task { try await writer.save(Self.checkpoint("j\(index)", bytes: Int64(index) * 100), id: "j\(index)") }
         }
