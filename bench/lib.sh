@@ -238,8 +238,13 @@ cpu_busy_percent() {
 }
 # Pids of processes that mean someone else is building, testing or load-testing (matched on
 # the process name, so a command line that merely mentions them does not count).
+# One pgrep per name: procps-ng refuses (zero matches, a warning) a pattern longer than 15
+# characters, which the whole list is, so a single `pgrep -x LIST` never found anything.
 busy_processes() {
-  pgrep -x "$QUIET_PROCS" 2>/dev/null | tr '\n' ' ' | sed 's/ $//' || true
+  local name
+  local -a names
+  IFS='|' read -r -a names <<<"$QUIET_PROCS"
+  for name in "${names[@]}"; do pgrep -x "$name" 2>/dev/null || true; done | tr '\n' ' ' | sed 's/ $//'
 }
 QUIET_NOTES=()
 # wait_for_quiet WHAT: waits up to QUIET_WAIT s for QUIET_SECONDS idle seconds in a row;

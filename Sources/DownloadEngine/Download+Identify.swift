@@ -29,8 +29,12 @@ extension Download {
             url: url, target: DownloadTarget(partialPath: "/dev/null", destination: .directory("/nonexistent")),
             options: options, client: client, checkpoints: NoCheckpoints()
         )
+        // Under a per-host cap, as a run's probe: one connection to the host, waited for.
+        let host = HostConnections.key(for: download.url)
+        if let cap = options.hostConnections { try await cap.acquire(host) }
+        defer { options.hostConnections?.release(host) }
         return try await withTaskExecutorPreference(download.home) {
-            let fetched = try await download.execute(download.makeRequest(url: url, range: 0..<1, ifRange: nil))
+            let fetched = try await download.execute(download.makeRequest(url: download.url, range: 0..<1, ifRange: nil))
             let response = fetched.response
             _ = try? await response.body.collect(upTo: 1 << 16)
             let status = Int(response.status.code)

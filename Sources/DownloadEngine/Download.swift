@@ -35,7 +35,15 @@ public final class Download: Sendable {
         url: String, target: DownloadTarget, options: DownloadOptions, client: Fetcher,
         checkpoints: any CheckpointStore, logger: Logger = Logger(label: "sluice.download")
     ) {
-        self.url = url
+        // User information in the URL is sent as `Basic` credentials, as curl sends it, and
+        // kept out of the requests' URL and the logs; a job's own `Authorization` wins. The
+        // engine sends `Authorization` to the URL's origin only.
+        let (plain, authorization) = URLCredentials.split(url)
+        var options = options
+        if let authorization, !options.headers.keys.contains(where: { $0.lowercased() == "authorization" }) {
+            options.headers["Authorization"] = authorization
+        }
+        self.url = plain
         self.target = target
         self.options = options
         self.createdAt = options.clock.elapsed()

@@ -162,6 +162,12 @@ public final class Fetcher: Sendable {
         return TargetPolicy.refusal(host: host)
     }
 
+    /// The refusal for a loopback name the policy refuses (`TargetPolicy.refusesLoopbackName`):
+    /// never handed to a proxy, which would resolve it to its own host's loopback.
+    private func loopbackNameRefusal(host: String) -> SluiceError? {
+        policy.refusesLoopbackName(host) ? TargetPolicy.refusal(host: host) : nil
+    }
+
     public func shutdown() async throws {
         let clients = pinned.withLock { $0.removeAll() }
         for client in clients { try? await client.shutdown() }
@@ -186,8 +192,11 @@ public final class Fetcher: Sendable {
                 throw await Self.tlsFailure(error, origin: origin, address: address ?? origin.host)
             }
         }
-        if let refusal = literalRefusal(host: origin.host) { throw refusal }
+        if let refusal = literalRefusal(host: origin.host) ?? loopbackNameRefusal(host: origin.host) { throw refusal }
         let address = try await proxyAddress(proxy, checked: proxy == jobProxy)
+        // The service's proxies by name (a few, from its configuration); every job's own one
+        // under `job`, so that the series do not grow with each proxy a job names.
+        let proxyLabel = proxy == jobProxy ? "job" : proxy.authority
         do {
             if origin.scheme == "http", proxy.scheme == "http" {
                 // In absolute form, as curl sends it: standard proxies allow CONNECT only to 443.
@@ -205,16 +214,16 @@ public final class Fetcher: Sendable {
         } catch let error as HTTPClientError where error == .readTimeout {
             throw error
         } catch let transient as TransientFailure {
-            Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxy.authority)], factory: metrics).increment()
+            Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxyLabel)], factory: metrics).increment()
             throw transient
         } catch let error where TLSFailure.isHandshakeFailure(error) {
             // The handshake is with the origin, through the tunnel: the proxy did its part.
             throw await Self.tlsFailure(error, origin: origin, address: nil)
         } catch let error where !(error is CancellationError) && !Task.isCancelled && !(error is SluiceError) {
-            Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxy.authority)], factory: metrics).increment()
+            Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxyLabel)], factory: metrics).increment()
             throw await proxyFailure(error, proxy: proxy, address: address, target: origin)
         } catch let error as SluiceError {
-            Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxy.authority)], factory: metrics).increment()
+            Counter(label: "sluice_proxy_errors_total", dimensions: [("proxy", proxyLabel)], factory: metrics).increment()
             throw error
         }
     }

@@ -14,10 +14,16 @@ final class PartialFile: Sendable {
     let path: String
     let descriptor: Int32
 
-    /// Opens `path` for writing, creating it if needed; never truncates.
+    /// Opens `path` for writing, creating it if needed; never truncates. A symbolic link there
+    /// is not followed (`O_NOFOLLOW`): whoever could put one in the cache directory must not
+    /// make a download write elsewhere.
     init(path: String) throws {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Self.error("cannot open the partial file", path: path, errno: errno) }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ELOOP { throw SluiceError(.io, "the partial file \(path) is a symbolic link; it is not followed") }
+            throw Self.error("cannot open the partial file", path: path, errno: code)
+        }
         self.path = path
         self.descriptor = fd
     }

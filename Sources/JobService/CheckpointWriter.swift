@@ -10,8 +10,8 @@ import Synchronization
 /// engine's rule (a checkpoint never claims bytes the store has not kept) holds as before. A
 /// cluster run's save is fenced by its lease (`save(_:lease:)`): false when the store refused
 /// it, the others in its transaction saved all the same.
-/// The commits run on the store's threads in a task of the writer's own, so a save from a
-/// cancelled run (a pause's last checkpoint) is written like any other.
+/// The commits run in a task of the writer's own, so a save from a cancelled run (a pause's
+/// last checkpoint) is written like any other.
 public final class CheckpointWriter: Sendable {
     private struct Pending {
         var write: CheckpointWrite
@@ -68,13 +68,7 @@ public final class CheckpointWriter: Sendable {
                 return state.pending
             }
             guard !batch.isEmpty else { return }
-            let results: [Result<Bool, any Error>]
-            do {
-                results = try await StoreCalls.run { [repository] in Self.commit(batch, to: repository) }
-            } catch {
-                // Not thrown today (the commit answers per save): every save fails with it.
-                results = batch.map { _ in .failure(error) }
-            }
+            let results = await Self.commit(batch, to: repository)
             state.withLock { $0.commits += 1 }
             for (pending, result) in zip(batch, results) { pending.continuation.resume(with: result) }
         }
@@ -82,12 +76,12 @@ public final class CheckpointWriter: Sendable {
 
     /// One transaction for the plain saves and one for the fenced ones (a node has one kind
     /// or the other); each save gets its own kind's outcome, in the batch's order.
-    private static func commit(_ batch: [Pending], to repository: any JobRepository) -> [Result<Bool, any Error>] {
+    private static func commit(_ batch: [Pending], to repository: any JobRepository) async -> [Result<Bool, any Error>] {
         var results = [Result<Bool, any Error>](repeating: .success(true), count: batch.count)
         let plain = batch.indices.filter { batch[$0].lease == nil }
         if !plain.isEmpty {
             do {
-                try repository.saveCheckpoints(plain.map { batch[$0].write })
+                try await repository.saveCheckpoints(plain.map { batch[$0].write })
             } catch {
                 for index in plain { results[index] = .failure(error) }
             }
@@ -98,7 +92,7 @@ public final class CheckpointWriter: Sendable {
             guard let cluster = repository as? any ClusterStore else {
                 throw SluiceError(.storeUnavailable, "a fenced checkpoint needs a cluster's store")
             }
-            let saved = try cluster.saveCheckpoints(fenced.map { (checkpoint: batch[$0].write.checkpoint, lease: batch[$0].lease!) })
+            let saved = try await cluster.saveCheckpoints(fenced.map { (checkpoint: batch[$0].write.checkpoint, lease: batch[$0].lease!) })
             for (position, index) in fenced.enumerated() { results[index] = .success(saved[position]) }
         } catch {
             for index in fenced { results[index] = .failure(error) }

@@ -5,7 +5,7 @@ import SluiceCore
 /// own); a cluster node claims jobs from the shared store, which decides which are ready,
 /// and runs one only while it holds its lease. Rules in a value; the scheduler asks them
 /// instead of asking whether it is in a cluster.
-enum Claiming: Equatable {
+enum Claiming: Equatable, CaseIterable {
     /// A single node: its memory decides.
     case own
     /// A cluster node: the store decides, under leases.
@@ -36,6 +36,11 @@ enum Claiming: Equatable {
         case .leased: return .claim(free)
         }
     }
+
+    /// Whether a user's command is written to the store before it changes anything here
+    /// (a cluster's control write: another node may have changed the job), rather than
+    /// decided in memory and stored behind.
+    var writesCommandsFirst: Bool { self == .leased }
 
     /// Whether a job that would start at once is stored `running` by its creation's write:
     /// only where no claim is needed to start it.

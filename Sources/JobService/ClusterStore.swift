@@ -17,7 +17,7 @@ public struct Lease: Sendable, Equatable, Hashable {
 }
 
 /// A job a node has just claimed, with what it needs to take over the partial file.
-public struct ClaimedJob: Sendable {
+public struct ClaimedJob: Sendable, Equatable {
     public var job: JobSnapshot
     public var lease: Lease
     /// The node that last ran the job, if any: a node that ran it itself renames its own
@@ -113,39 +113,39 @@ public protocol ClusterStore: JobRepository {
     var leaseDuration: Duration { get }
 
     /// At start: this node's jobs left `running` by its previous process go back to `queued`.
-    func recoverOwnJobs() throws -> [String]
+    func recoverOwnJobs() async throws -> [String]
     /// Takes up to `limit` ready queued jobs, by priority then age, skipping rows other
     /// nodes are claiming, and leases them to this node with a new epoch.
-    func claim(limit: Int) throws -> [ClaimedJob]
+    func claim(limit: Int) async throws -> [ClaimedJob]
     /// Progress of a run (at most once a second per job); renews its lease.
-    func saveProgress(_ job: JobSnapshot, lease: Lease) throws -> Bool
+    func saveProgress(_ job: JobSnapshot, lease: Lease) async throws -> Bool
     /// The progress of several runs in one transaction; the ids whose lease was refused.
-    func saveProgress(_ runs: [(job: JobSnapshot, lease: Lease)]) throws -> [String]
+    func saveProgress(_ runs: [(job: JobSnapshot, lease: Lease)]) async throws -> [String]
     /// A run's checkpoint (nil removes it); renews its lease.
-    func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease) throws -> Bool
+    func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease) async throws -> Bool
     /// Several runs' checkpoints in one transaction; whether each lease was honoured.
-    func saveCheckpoints(_ writes: [(checkpoint: DownloadCheckpoint?, lease: Lease)]) throws -> [Bool]
+    func saveCheckpoints(_ writes: [(checkpoint: DownloadCheckpoint?, lease: Lease)]) async throws -> [Bool]
     /// How a run ended (completed, failed, back to the queue), and the lease given up.
-    func finishRun(_ job: JobSnapshot, lease: Lease) throws -> Bool
+    func finishRun(_ job: JobSnapshot, lease: Lease) async throws -> Bool
     /// Gives up a lease whose run stopped (a pause, a send-back, a shutdown).
-    func release(_ lease: Lease) throws
+    func release(_ lease: Lease) async throws
     /// A control write, made only while the row's state is still `expected` (another node
     /// may have finished the job meanwhile); false when it was not.
-    func update(_ job: JobSnapshot, expectedState: JobState) throws -> Bool
+    func update(_ job: JobSnapshot, expectedState: JobState) async throws -> Bool
     /// Records this node alive and renews the leases of its runs; returns the ids of the
     /// jobs among them it has lost.
-    func heartbeat(running: [Lease]) throws -> [String]
+    func heartbeat(running: [Lease]) async throws -> [String]
     /// When this node wins the rescuer's advisory lock: requeues jobs whose lease expired or
     /// whose owner's heartbeat is older than `staleAfter`. Returns their ids.
-    func rescue(staleAfter: Duration) throws -> [String]
+    func rescue(staleAfter: Duration) async throws -> [String]
     /// Jobs changed and removed since `cursor` (every live job, with nil), with the store's
     /// counts by state, all in one snapshot.
-    func changes(since cursor: ClusterCursor?) throws -> ClusterChanges
+    func changes(since cursor: ClusterCursor?) async throws -> ClusterChanges
     /// One job as stored, nil when it is gone.
-    func job(id: String) throws -> JobSnapshot?
-    func nodes() throws -> [NodeStatus]
+    func job(id: String) async throws -> JobSnapshot?
+    func nodes() async throws -> [NodeStatus]
     /// Notifications from other nodes, for as long as the store is open.
     func signals() -> AsyncStream<ClusterSignal>
     /// Stops heartbeating this node (it is shutting down) and closes the connections.
-    func close(removingNode: Bool)
+    func close(removingNode: Bool) async
 }

@@ -5,54 +5,60 @@ public import SluiceCore
 /// Durable jobs and their download checkpoints. The scheduler talks to this protocol; the
 /// SQLite implementation is `SQLiteJobRepository`.
 ///
-/// Calls are synchronous on purpose: a pause checkpoints from a cancelled task, and an
-/// async database call would refuse to run there.
+/// Every call is async: it waits for the store without holding a thread (GRDB's async
+/// access for SQLite, `PostgresClient`'s pool for PostgreSQL), so a stalled store holds the
+/// tasks that wait on it and nothing else.
 public protocol JobRepository: Sendable {
     /// Every job, oldest first (loaded once at start; the scheduler keeps them in memory).
-    func allJobs() throws -> [JobSnapshot]
+    func allJobs() async throws -> [JobSnapshot]
     /// One job, or nil when the store holds none by that id.
-    func job(id: String) throws -> JobSnapshot?
+    func job(id: String) async throws -> JobSnapshot?
     /// The live jobs (queued, running, paused), oldest first: all a start needs to hold.
-    func liveJobs() throws -> [JobSnapshot]
+    func liveJobs() async throws -> [JobSnapshot]
     /// A page of the jobs in `states`, newest first (in the order they were made): `limit` of
     /// them, made before the job `before` when one is named. Nil when `before` names no job.
     /// Read from an index on (state, order), whatever the other states hold.
-    func page(states: Set<JobState>, limit: Int, before: String?) throws -> [JobSnapshot]?
+    func page(states: Set<JobState>, limit: Int, before: String?) async throws -> [JobSnapshot]?
     /// How many jobs each state holds (a state with none may be missing).
-    func countsByState() throws -> [JobState: Int]
-    /// Inserts a job; with a key, records that the key made it, in the same transaction, and
-    /// forgets keys older than `IdempotencyKey.lifetime`.
-    func insert(_ job: JobSnapshot, idempotencyKey: String?) throws
-    /// The id of the job the key made since `since`, if any.
-    func jobID(idempotencyKey: String, since: Date) throws -> String?
+    func countsByState() async throws -> [JobState: Int]
+    /// Inserts a job; with a key, records that the key made it from the request whose
+    /// fingerprint is `request`, in the same transaction, and forgets keys older than
+    /// `IdempotencyKey.lifetime`.
+    func insert(_ job: JobSnapshot, idempotencyKey: String?, request: String?) async throws
+    /// The job the key made since `since`, if any, and the fingerprint of the request that
+    /// made it (nil for a key stored before fingerprints were).
+    func idempotentCreate(key: String, since: Date) async throws -> IdempotentCreate?
     /// The queue's settings as last changed, nil before the first change.
-    func queueSettings() throws -> QueueSettings?
-    func saveQueueSettings(_ settings: QueueSettings) throws
-    func update(_ job: JobSnapshot) throws
+    func queueSettings() async throws -> QueueSettings?
+    func saveQueueSettings(_ settings: QueueSettings) async throws
+    func update(_ job: JobSnapshot) async throws
+    /// Several jobs' changes, and the webhook deliveries that tell of them, in one
+    /// transaction (`JobWrites` batches what the service decided).
+    func update(_ jobs: [JobSnapshot], deliveries: [WebhookDelivery]) async throws
     /// Removes a job and stores the deliveries that announce it (`removed`) in the same
     /// transaction: after a crash the job is either still there, unannounced, or gone and
     /// announced, never back after its removal was told.
-    func delete(id: String, deliveries: [WebhookDelivery]) throws
+    func delete(id: String, deliveries: [WebhookDelivery]) async throws
     /// Removes several finished jobs and stores the deliveries that announce them, all in one
     /// transaction (a bulk delete of finished jobs a page at a time). A store shared by nodes
     /// removes only those still finished, and stores only their deliveries: another node may
     /// have resumed one since the page was read.
-    func delete(ids: [String], deliveries: [WebhookDelivery]) throws
-    func checkpoint(id: String) throws -> DownloadCheckpoint?
+    func delete(ids: [String], deliveries: [WebhookDelivery]) async throws
+    func checkpoint(id: String) async throws -> DownloadCheckpoint?
     /// Saves a checkpoint and the bytes it covers in one transaction.
-    func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws
+    func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) async throws
     /// Saves several jobs' checkpoints (nil clears one), in order, in one transaction: the
     /// runs of many jobs cost one commit (`CheckpointWriter`).
-    func saveCheckpoints(_ writes: [CheckpointWrite]) throws
+    func saveCheckpoints(_ writes: [CheckpointWrite]) async throws
 
     /// Stores new webhook deliveries (in one transaction) or a delivery's new state.
-    func saveDeliveries(_ deliveries: [WebhookDelivery]) throws
+    func saveDeliveries(_ deliveries: [WebhookDelivery]) async throws
     /// Deliveries still to be tried, soonest first.
-    func pendingDeliveries() throws -> [WebhookDelivery]
+    func pendingDeliveries() async throws -> [WebhookDelivery]
     /// A job's deliveries, oldest first (they outlive the job: a `removed` event's does).
-    func deliveries(jobID: String) throws -> [WebhookDelivery]
+    func deliveries(jobID: String) async throws -> [WebhookDelivery]
     /// The cheapest round trip to the store: it answers, or throws (`StoreHealth`).
-    func ping() throws
+    func ping() async throws
 }
 
 /// One job's checkpoint to save, or to clear (nil).
@@ -66,19 +72,44 @@ public struct CheckpointWrite: Sendable, Equatable {
     }
 }
 
+/// What an `Idempotency-Key` made: the job, and the fingerprint of the request that made it.
+public struct IdempotentCreate: Sendable, Equatable {
+    public var jobID: String
+    public var request: String?
+
+    public init(jobID: String, request: String?) {
+        self.jobID = jobID
+        self.request = request
+    }
+}
+
 extension JobRepository {
-    public func insert(_ job: JobSnapshot) throws { try insert(job, idempotencyKey: nil) }
-    public func delete(id: String) throws { try delete(id: id, deliveries: []) }
+    public func insert(_ job: JobSnapshot) async throws { try await insert(job, idempotencyKey: nil, request: nil) }
+    public func insert(_ job: JobSnapshot, idempotencyKey: String?) async throws {
+        try await insert(job, idempotencyKey: idempotencyKey, request: nil)
+    }
+    /// The id of the job the key made since `since`, if any.
+    public func jobID(idempotencyKey: String, since: Date) async throws -> String? {
+        try await idempotentCreate(key: idempotencyKey, since: since)?.jobID
+    }
+    public func delete(id: String) async throws { try await delete(id: id, deliveries: []) }
 
     /// One removal after another (each with the deliveries that name its job); a store that
     /// can do better removes them together.
-    public func delete(ids: [String], deliveries: [WebhookDelivery]) throws {
-        for id in ids { try delete(id: id, deliveries: deliveries.filter { $0.jobID == id }) }
+    public func delete(ids: [String], deliveries: [WebhookDelivery]) async throws {
+        for id in ids { try await delete(id: id, deliveries: deliveries.filter { $0.jobID == id }) }
     }
 
     /// One save after another; a store that can do better commits them together.
-    public func saveCheckpoints(_ writes: [CheckpointWrite]) throws {
-        for write in writes { try saveCheckpoint(write.checkpoint, id: write.id) }
+    public func saveCheckpoints(_ writes: [CheckpointWrite]) async throws {
+        for write in writes { try await saveCheckpoint(write.checkpoint, id: write.id) }
+    }
+
+    /// One update after another, then the deliveries; a store that can do better commits
+    /// them together.
+    public func update(_ jobs: [JobSnapshot], deliveries: [WebhookDelivery]) async throws {
+        for job in jobs { try await update(job) }
+        if !deliveries.isEmpty { try await saveDeliveries(deliveries) }
     }
 }
 
@@ -96,19 +127,12 @@ public struct JobCheckpointStore: CheckpointStore {
         self.writer = writer
     }
 
-    public func load() async throws -> DownloadCheckpoint? { try await Self.offLoop { try repository.checkpoint(id: id) } }
+    public func load() async throws -> DownloadCheckpoint? { try await repository.checkpoint(id: id) }
     public func save(_ checkpoint: DownloadCheckpoint) async throws { try await write(checkpoint) }
     public func remove() async throws { try await write(nil) }
 
     private func write(_ checkpoint: DownloadCheckpoint?) async throws {
         if let writer { return try await writer.save(checkpoint, id: id) }
-        try await Self.offLoop { [repository, id] in try repository.saveCheckpoint(checkpoint, id: id) }
-    }
-
-    /// A store write waits for the disk (SQLite syncs its log) or the network: on the store's
-    /// threads (`StoreCalls`), not on the data-plane loop the download runs on, whose other
-    /// connections would wait with it.
-    static func offLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await StoreCalls.run(work)
+        try await repository.saveCheckpoint(checkpoint, id: id)
     }
 }

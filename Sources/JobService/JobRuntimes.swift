@@ -45,9 +45,13 @@ struct JobRuntime<Run: RunHandle> {
     var lastProgressEvent: ContinuousClock.Instant?
     /// Created here and not run yet: the store holds no checkpoint of it to read.
     var neverRun = false
+    /// Commands under way on the job (`holdStored`): a finished job stays in the table until
+    /// the last is done, though its state is stored meanwhile (their store calls are awaited).
+    var holds = 0
 
     var isEmpty: Bool {
         slot == nil && lease == nil && !editing && retryFailures == nil && limiter == nil && lastProgressEvent == nil && !neverRun
+            && holds == 0
     }
 }
 

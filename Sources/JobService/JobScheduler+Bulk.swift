@@ -8,25 +8,30 @@ extension JobScheduler {
     /// Pauses every selected job that a pause changes; returns those, as they are now. Named
     /// jobs must all exist, or nothing changes.
     public func pauseAll(_ selection: JobSelection) async throws -> [JobSnapshot] {
-        let paused = try holdingSchedule { try bulk(selection) { $0.pauseRequested() } }
-        defer { letGoFinished() }
+        let paused = try await holdingSchedule { try await bulk(selection) { $0.pauseRequested() } }
+        defer { letGoFinished(selection) }
         // As for one job: the answer waits for the runs to stop, their checkpoints stored.
         await settle(paused.map(\.id))
+        await stored(paused.map(\.id))
         // A run that placed its file meanwhile may have let its job go: the store has it.
-        return paused.compactMap { try? jobInPlace(id: $0.id) }
+        var answer: [JobSnapshot] = []
+        for job in paused { if let now = try? await jobInPlace(id: job.id) { answer.append(now) } }
+        return answer
     }
 
     /// Resumes every selected job that a resume changes; returns those.
-    public func resumeAll(_ selection: JobSelection) throws -> [JobSnapshot] {
-        let all = try selected(selection)
-        defer { letGoFinished() }
-        let ids = all.filter { [.paused, .failed].contains(jobs[$0]!.state) }
-        return try holdingSchedule {
-            try ids.map { id in
+    public func resumeAll(_ selection: JobSelection) async throws -> [JobSnapshot] {
+        let all = try await selected(selection)
+        defer { letGoFinished(selection) }
+        let ids = all.filter { jobs[$0].map { [.paused, .failed].contains($0.state) } ?? false }
+        try await holdingSchedule {
+            for id in ids {
                 StoreCallBudget.renew()
-                return try resume(id: id)
+                try await resumeHeld(id: id)
             }
         }
+        await stored(ids)
+        return ids.compactMap { jobs[$0] }
     }
 
     /// Deletes every job in `states` (each still in one of them when its turn comes);
@@ -35,7 +40,7 @@ extension JobScheduler {
         let selection = JobSelection.states(states)
         // The jobs this node holds, one at a time: a run to stop, dependents to tell.
         let ids = order.filter { jobs[$0].map(selection.contains) ?? false }
-        defer { letGoFinished() }
+        defer { letGoFinished(selection) }
         var count = try await holdingSchedule {
             var count = 0
             for id in ids {
@@ -65,19 +70,21 @@ extension JobScheduler {
         while jobs.storedOnly(in: states) > 0, !isShuttingDown, !Task.isCancelled {
             StoreCallBudget.renew()
             // Newest first; what a page removed is not in the next.
-            guard let page = try repository.page(states: states, limit: Self.deletePage, before: nil) else { break }
+            guard let page = try await repository.page(states: states, limit: Self.deletePage, before: nil) else { break }
             let alone = page.filter { jobs[$0.id] == nil }
             guard !alone.isEmpty else { break }
             // Waited for by a held job: the single delete tells it.
             let waitedFor = { (id: String) in self.finishedDependencies[id] != nil || self.jobs.isWaitedFor(id) }
             for job in alone where waitedFor(job.id) {
-                try holdStored(job.id)
+                try await holdStored(job.id)
+                defer { releaseHold(job.id) }
                 try await delete(id: job.id, deleteFile: deleteFile)
                 StoreCallBudget.renew()
             }
             // Read again after those deletes: a job held meanwhile is not the store's alone.
             let plain = alone.filter { jobs[$0.id] == nil && !waitedFor($0.id) }
-            try repository.delete(ids: plain.map(\.id), deliveries: plain.flatMap { webhooks?.deliveries(for: .removed, job: $0) ?? [] })
+            try await repository.delete(
+                ids: plain.map(\.id), deliveries: plain.flatMap { webhooks?.deliveries(for: .removed, job: $0) ?? [] })
             webhooks?.stored()
             jobs.forgetStored(plain)
             if cluster != nil { for job in plain { storedCounts.removed(job.id, state: job.state) } }
@@ -97,25 +104,34 @@ extension JobScheduler {
 
     /// Which parts of the job's file are on disk: live from a running download, else from
     /// its checkpoint; a completed job's file is one whole segment.
-    public func segments(id: String) throws -> [JobSegment] {
-        guard let job = try jobInPlace(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
+    public func segments(id: String) async throws -> [JobSegment] {
+        guard let job = try await jobInPlace(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
         if let run = runs.running(id) { return run.download.segments() }
         if job.state == .completed {
             let size = job.bytesTotal ?? job.bytesDone
             return size > 0 ? [JobSegment(start: 0, end: size, done: size, active: false)] : []
         }
-        guard let checkpoint = try repository.checkpoint(id: id), let total = checkpoint.totalBytes else { return [] }
+        guard let checkpoint = try await repository.checkpoint(id: id), let total = checkpoint.totalBytes else { return [] }
         return JobSegment.stored(written: checkpoint.writtenRanges, total: total)
     }
 
     /// The ids of the selected jobs, oldest first. Finished ones the node left to its store
     /// are held again for the action (`letGoFinished` lets them go after it).
-    private func selected(_ selection: JobSelection) throws -> [String] {
+    private func selected(_ selection: JobSelection) async throws -> [String] {
         switch selection {
         case .ids(let ids):
-            for id in ids { try holdStored(id) }
-            if let unknown = ids.first(where: { jobs[$0] == nil }) {
-                throw SluiceError(.invalidField, "ids names no job \(unknown)", field: "ids")
+            var held: [String] = []
+            do {
+                for id in ids {
+                    try await holdStored(id)
+                    held.append(id)
+                }
+                if let unknown = ids.first(where: { jobs[$0] == nil }) {
+                    throw SluiceError(.invalidField, "ids names no job \(unknown)", field: "ids")
+                }
+            } catch {
+                for id in held { releaseHold(id) }
+                throw error
             }
         case .all, .states:
             // A pause or a resume changes a failed job only (a completed one refuses both).
@@ -123,34 +139,43 @@ extension JobScheduler {
             if !stored.isEmpty, jobs.storedOnly(in: stored) > 0 {
                 var before: String?
                 var found: [JobSnapshot] = []
-                while let page = try repository.page(states: stored, limit: 1000, before: before), let last = page.last {
+                while let page = try await repository.page(states: stored, limit: 1000, before: before), let last = page.last {
                     found += page.filter { jobs[$0.id] == nil }
                     before = last.id
                 }
                 jobs.adopt(found)
                 // What they wait for, as the store has it (a dependency gone from the table
                 // too), as `holdStored` reads it for one job.
-                try readDependencyStates(Set(found.flatMap(\.after)))
+                try await readDependencyStates(Set(found.flatMap(\.after)))
             }
         }
         return order.filter { jobs[$0].map(selection.contains) ?? false }
     }
 
-    /// Lets every finished job held for an action go back to the store alone.
-    private func letGoFinished() {
+    /// Lets every finished job held for an action go back to the store alone (the jobs it
+    /// named held by it until now).
+    private func letGoFinished(_ selection: JobSelection) {
+        if case .ids(let ids) = selection { for id in ids { releaseHold(id) } }
         for job in jobs.jobs(in: JobState.finished) { letGoIfFinished(job.id) }
     }
 
-    private func bulk(_ selection: JobSelection, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> [JobSnapshot] {
+    private func bulk(_ selection: JobSelection, _ event: (inout JobLifecycle) -> JobLifecycle.Action) async throws -> [JobSnapshot] {
         var changed: [JobSnapshot] = []
-        for id in try selected(selection) {
-            guard let before = jobs[id] else { continue }
-            var probe = JobLifecycle(state: before.state)
-            let action = event(&probe)
-            if case .reject = action { continue }
-            guard probe.state != before.state else { continue }
-            StoreCallBudget.renew()
-            changed.append(try apply(id, event))
+        let ids = try await selected(selection)
+        do {
+            for id in ids {
+                guard let before = jobs[id] else { continue }
+                var probe = JobLifecycle(state: before.state)
+                let action = event(&probe)
+                if case .reject = action { continue }
+                guard probe.state != before.state else { continue }
+                StoreCallBudget.renew()
+                changed.append(try await apply(id, event))
+            }
+        } catch {
+            // The jobs the selection held go with the error (the caller lets go on success).
+            letGoFinished(selection)
+            throw error
         }
         return changed
     }

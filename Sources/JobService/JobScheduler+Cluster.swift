@@ -16,26 +16,48 @@ extension JobScheduler {
     }
 
     /// `GET /nodes`: the cluster's nodes, or this one alone.
-    public func nodes() throws -> [NodeStatus] {
-        if let cluster { return try cluster.nodes() }
+    public func nodes() async throws -> [NodeStatus] {
+        if let cluster { return try await cluster.nodes() }
         let runningJobs = order.filter { runs.running($0) != nil }
         return [NodeStatus(name: nodeName, startedAt: startedAt, lastHeartbeat: Date(), age: 0, runningJobs: runningJobs)]
     }
 
-    /// Claims ready jobs for the free slots and starts them. `schedule()` asks only when a
-    /// job this node knows of looks ready; the store decides which are.
+    /// Claims ready jobs for the free slots and starts them, behind this actor: one claim at
+    /// a time, a later ask folded into one more claim. `schedule()` asks only when a job
+    /// this node knows of looks ready; the store decides which are. None is asked while the
+    /// store is known not to answer (the queue asks again when it does).
     ///
-    /// The claim runs in this actor's turn, so that a command right after the creation sees
-    /// the job claimed (asked concurrently, a pause or edit could land between the claim's
-    /// write and its start). It is bounded: by the request's budget when a request asked,
-    /// else by `StoreCallBudget.request`; and none is asked while the store is known not to answer (the
-    /// queue asks again when it does).
-    func claimAndStart(free: Int) {
-        guard let cluster, free > 0, !settings.paused, !isShuttingDown, storeAnswers else { return }
+    /// A command that may have made a job ready (a create, a resume) waits for the claim
+    /// before it answers (`claimed()`), so that the answer, and a command right after it,
+    /// see the job claimed.
+    func claimLater(free: Int) {
+        guard cluster != nil, free > 0, !settings.paused, !isShuttingDown, storeAnswers else { return }
+        guard claimTask == nil else {
+            claimAgain = true
+            return
+        }
+        claimTask = Task {
+            repeat {
+                claimAgain = false
+                await claimAndStart()
+            } while claimAgain && !isShuttingDown
+            claimTask = nil
+        }
+    }
+
+    /// Returns once the claim under way, if any, is done.
+    func claimed() async {
+        await claimTask?.value
+    }
+
+    private func claimAndStart() async {
+        guard let cluster, !settings.paused, !isShuttingDown, storeAnswers else { return }
+        let free = settings.maxActive - runs.runningCount - heldSlots
+        guard free > 0 else { return }
         let claimed: [ClaimedJob]
         do {
-            claimed = try StoreCallBudget.bounded {
-                try cluster.claim(limit: free)
+            claimed = try await StoreCallBudget.$current.withValue(StoreCallBudget(StoreCallBudget.request)) {
+                try await cluster.claim(limit: free)
             }
         } catch {
             logger.warning("cannot claim jobs: \(error)")
@@ -43,17 +65,8 @@ extension JobScheduler {
         }
         for claim in claimed {
             noteControlWrite(claim.job.id)
-            // Rescued from this node and claimed again before it heard: the old run stops
-            // (its writes are refused now), and the new one waits for it.
-            if runs.running(claim.job.id) != nil { stop(claim.job.id) }
-            var job = claim.job
-            job.node = nodeName
-            if jobs[job.id] == nil { jobs.insertByAge(job) }
-            jobs[job.id] = job
-            runs[job.id].lease = claim.lease
             claimsCounter.increment()
-            events.publish(.job(job))
-            startDownload(job, claim: claim)
+            perform(machine.claimed(claim, nodeName: nodeName))
         }
     }
 
@@ -73,13 +86,12 @@ extension JobScheduler {
     /// Prepares the run's partial file from the job's earlier one (see `PartialFileTakeover`).
     func adoptPartialFile(id: String, lease: Lease, ownFile: Bool) async {
         // Files are touched only under a lease the store still honours.
-        guard let cluster, (try? await StoreCalls.run({ try cluster.heartbeat(running: [lease]) }))?.isEmpty == true else {
+        guard let cluster, (try? await cluster.heartbeat(running: [lease]))?.isEmpty == true else {
             logger.warning("job \(id): lease \(lease.epoch) not confirmed; its partial file is left alone")
             return
         }
         let cacheDirectory = configuration.cacheDirectory
-        let repository = self.repository
-        let checkpoint = ownFile ? nil : (try? await StoreCalls.run { try repository.checkpoint(id: id) })
+        let checkpoint = ownFile ? nil : (try? await repository.checkpoint(id: id))
         let written = checkpoint?.writtenRanges ?? []
         logger.info(
             "job \(id): lease \(lease.epoch), taking over the partial file \(ownFile ? "by renaming it" : "by copying \(written.count) checkpointed range(s)")"
@@ -96,21 +108,20 @@ extension JobScheduler {
     }
 
     /// A run's lease was refused: the run stops at once, writing nothing more.
-    func leaseLost(id: String, epoch: Int64) {
-        guard let lease = runs[id].lease, lease.epoch == epoch else { return }
+    func leaseLost(id: String, epoch: Int64) async {
+        guard let actions = machine.leaseLost(id: id, epoch: epoch) else { return }
         logger.warning("job \(id): lease \(epoch) lost; another node owns the job now")
-        runs[id].lease = nil
         leasesLostCounter.increment()
-        stop(id)
-        // In this actor's turn: bounded as a command's (the change feed reads it otherwise).
-        StoreCallBudget.bounded { try? refresh(id) }
+        perform(actions)
+        // Bounded as a command's (the change feed reads it otherwise).
+        await StoreCallBudget.bounded { try? await refresh(id) }
     }
 
     /// Reads one job back from the store (another node changed it) and absorbs it, or its
     /// removal.
-    func refresh(_ id: String) throws {
+    func refresh(_ id: String) async throws {
         guard let cluster else { return }
-        if let stored = try cluster.job(id: id) { absorb(stored) } else { absorbRemoval(id) }
+        if let stored = try await cluster.job(id: id) { absorb(stored) } else { absorbRemoval(id) }
     }
 
     /// Gives a stopped run's lease back (a run an edit stopped keeps it, to go on).
@@ -120,7 +131,7 @@ extension JobScheduler {
         // Not waited for: an unreleased lease lapses by itself.
         let logger = self.logger
         Task.detached {
-            do { try await StoreCalls.run { try cluster.release(lease) } } catch { logger.warning("cannot release job \(id): \(error)") }
+            do { try await cluster.release(lease) } catch { logger.warning("cannot release job \(id): \(error)") }
         }
     }
 
@@ -147,8 +158,8 @@ extension JobScheduler {
         guard !runs.isEmpty else { return }
         do {
             // Every run's progress in one transaction.
-            let refused = Set(try await StoreCalls.run { try cluster.saveProgress(runs) })
-            for (job, lease) in runs where refused.contains(job.id) { leaseLost(id: job.id, epoch: lease.epoch) }
+            let refused = Set(try await cluster.saveProgress(runs))
+            for (job, lease) in runs where refused.contains(job.id) { await leaseLost(id: job.id, epoch: lease.epoch) }
         } catch {
             logger.warning("cannot save the progress of \(runs.count) job(s): \(error)")
         }
@@ -158,7 +169,7 @@ extension JobScheduler {
 
     /// Reads what changed since the last read (everything when `full`) and absorbs it.
     ///
-    /// Read on the store's threads while this actor goes on, one read at a time (a later
+    /// Awaited while this actor goes on, one read at a time (a later
     /// read absorbed before an earlier one would be taken back by it; asks meanwhile are
     /// folded into one more read). A row this node wrote again during a read is not taken
     /// from it: it is read again on its own at the next read, and the cursor moves on.
@@ -191,20 +202,29 @@ extension JobScheduler {
         let changes: ClusterChanges
         let rechecked: [(id: String, row: JobSnapshot?)]
         do {
-            changes = try await StoreCalls.run { try cluster.changes(since: since) }
-            rechecked = try await StoreCalls.run { try recheck.map { ($0, try cluster.job(id: $0)) } }
+            changes = try await cluster.changes(since: since)
+            var read: [(id: String, row: JobSnapshot?)] = []
+            for id in recheck { read.append((id, try await cluster.job(id: id))) }
+            rechecked = read
+            // What live rows wait for and this node does not know: read before they are
+            // absorbed (unknown, a dependency would look deleted).
+            let rows = changes.jobs + rechecked.compactMap(\.row)
+            try await readDependencyStates(Set(rows.filter(\.state.isLive).flatMap(\.after)))
         } catch {
             toRecheck.formUnion(recheck)
             logger.warning("cannot read the cluster's changes: \(error)")
             return
         }
-        StoreCallBudget.bounded {
-            absorb(changes, rechecked: rechecked, writesBefore: writesBefore, countsMark: countsMark)
-        }
+        absorb(changes, rechecked: rechecked, writesBefore: writesBefore, countsMark: countsMark)
     }
 
     private func absorb(_ changes: ClusterChanges, rechecked: [(id: String, row: JobSnapshot?)], writesBefore: Int, countsMark: Int) {
-        let newer = { (id: String) in (self.controlWrites[id] ?? 0) > writesBefore || self.unrecordedRuns[id] != nil }
+        // A row this node wrote after the read began, a run's end not recorded yet, or a job a
+        // command holds (its store calls are awaited: the command reads what it needs itself):
+        // read again at the next read, not taken from this one.
+        let newer = { (id: String) in
+            (self.controlWrites[id] ?? 0) > writesBefore || self.unrecordedRuns[id] != nil || self.runs[id].holds > 0
+        }
         cursor = changes.cursor
         // One read at a time: nothing older than this read's start is needed any more.
         if controlWrites.count > 10_000 { controlWrites = controlWrites.filter { $0.value > writesBefore } }
@@ -277,8 +297,10 @@ extension JobScheduler {
                 if shownEnds.isNew(stored) { events.publish(.job(stored)) }
                 return
             }
-            // Held only once what it waits for is known: unknown, it would look deleted.
-            guard (try? readDependencyStates(stored.after)) == true else {
+            // Held only once what it waits for is known: unknown, it would look deleted. The
+            // store is asked, and the row read again at the next read.
+            guard dependenciesKnown(stored.after) else {
+                askStore(about: stored.after)
                 toRecheck.insert(stored.id)
                 return
             }
@@ -286,49 +308,17 @@ extension JobScheduler {
             events.publish(.job(stored))
             return
         }
-        defer { letGoIfFinished(stored.id) }
-        var row = stored
-        row.waitingFor = local.waitingFor  // computed here, not stored
-        if runs[row.id].lease != nil || runs.running(row.id) != nil {
-            // Still running here as far as the store says (an edit that stopped the run for
-            // a moment holds its lease too): its own progress is newer than the row's.
-            // Otherwise paused, deleted or taken back elsewhere: the run stops.
-            guard row.state == .running, row.node == nodeName else {
-                stop(row.id)
-                return replace(local, with: row)
-            }
-            row.takeRunFields(from: local)
-            if row.limitRate != local.limitRate { runs[row.id].limiter?.setRate(row.limitRate) }
-            if row.url != local.url || row.headers != local.headers || row.connections != local.connections
-                || row.proxy != local.proxy || row.requestedFilename != local.requestedFilename
-            {
-                // Changed under a running download: it goes back to the queue, after its
-                // checkpoint, and starts again under the new values.
-                jobs[row.id] = row
-                return sendBack(row.id, reason: "it was edited on another node")
-            }
-        }
-        replace(local, with: row)
-    }
-
-    private func replace(_ local: JobSnapshot, with row: JobSnapshot) {
-        // Finished elsewhere, with no run here: its limiter, retry count and progress clock go.
-        if !row.state.isLive, runs.slot(row.id) == nil, runs[row.id].lease == nil, !runs[row.id].editing {
-            _ = runs.remove(row.id)
-        }
-        guard row != local else { return }
-        jobs[row.id] = row
-        events.publish(.job(row))
-        // Let go once finished: the reads' overlap brings the row again, not to be shown again.
-        if !row.state.isLive { shownEnds.shown(row) }
+        perform(machine.storeChanged(stored, local: local, nodeName: nodeName, now: configuration.clock.now()))
     }
 
     func absorbRemoval(_ id: String) {
         stop(id)
+        let held = jobs[id] != nil
         jobs[id] = nil
         // Everything kept about it goes; a run stopped here ends superseded.
         _ = runs.remove(id)
-        events.publish(.removed(id: id))
+        // Told once (this node's own delete may have told it already).
+        if held { events.publish(.removed(id: id)) }
         // The deleting node removed the partial files it can see; these may be on this
         // node's own disk.
         removePartialFiles(id)
@@ -394,18 +384,18 @@ extension JobScheduler {
     /// One heartbeat: this node alive, its leases renewed (any not renewed is lost), then
     /// the rescue of other nodes' expired leases, if this node wins the lock.
     ///
-    /// The store is asked on its own threads while this actor goes on. Runs that ended while
+    /// The store is awaited while this actor goes on. Runs that ended while
     /// it did not answer are recorded first, before a rescue could take them back.
     func beat() async {
         runningGauge.record(runs.runningCount)
         guard let cluster, !isShuttingDown, storeAnswers, !Task.isCancelled else { return }
-        // In the actor's turn after each call: bounded as a command's.
+        // Bounded as a command's: the ends it records tell the API's commands.
         await StoreCallBudget.bounded { await recordEndedRuns() }
         let held = runs.leases
         do {
-            let lost = try await StoreCalls.run { try cluster.heartbeat(running: held) }
-            for id in lost { if let lease = runs[id].lease, held.contains(lease) { leaseLost(id: id, epoch: lease.epoch) } }
-            let rescued = try await StoreCalls.run { try cluster.rescue(staleAfter: cluster.leaseDuration) }
+            let lost = try await cluster.heartbeat(running: held)
+            for id in lost { if let lease = runs[id].lease, held.contains(lease) { await leaseLost(id: id, epoch: lease.epoch) } }
+            let rescued = try await cluster.rescue(staleAfter: cluster.leaseDuration)
             if !rescued.isEmpty {
                 logger.notice("requeued \(rescued.count) job(s) whose node stopped renewing its lease: \(rescued.joined(separator: ", "))")
                 rescuedCounter.increment(by: Int64(rescued.count))
@@ -421,10 +411,9 @@ extension JobScheduler {
     /// committed after the answer: again at every heartbeat for a minute, since a `COMMIT`
     /// the node gave up on may land later still. Nothing was told of them, so no webhook is.
     func removeAbandonedCreates() async {
-        let repository = self.repository
         for (id, since) in abandonedCreates {
             do {
-                try await StoreCalls.run { try repository.delete(id: id, deliveries: []) }
+                try await repository.delete(id: id, deliveries: [])
             } catch {
                 return
             }
@@ -437,17 +426,19 @@ extension JobScheduler {
     func recordEndedRuns() async {
         guard let cluster else { return }
         for (id, ended) in unrecordedRuns {
+            // Deleted meanwhile (the loop awaits the store): nothing to record.
+            guard unrecordedRuns[id] != nil else { continue }
             do {
-                let recorded = try await StoreCalls.run { try cluster.finishRun(ended.job, lease: ended.lease) }
+                let recorded = try await cluster.finishRun(ended.job, lease: ended.lease)
                 unrecordedRuns[id] = nil
                 noteControlWrite(id)
                 if !recorded {
                     leasesLostCounter.increment()
-                    try? refresh(id)
+                    try? await refresh(id)
                 } else if ended.job.state == .completed {
-                    webhooks?.record(.completed, job: ended.job)
+                    await webhooks?.record(.completed, job: ended.job)
                 } else if ended.job.state == .failed {
-                    webhooks?.record(.failed, job: ended.job)
+                    await webhooks?.record(.failed, job: ended.job)
                     failForDependency(waiting(for: id).map { ($0, DependencyCascade.failureReason(of: id)) })
                 }
                 // Recorded: a finished job leaves the table.

@@ -18,8 +18,8 @@ extension JobScheduler {
     /// second edit of it is refused (409). Pauses, resumes and deletes still apply; the job
     /// is read again after every wait.
     public func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot {
-        try holdStored(id)
-        defer { letGoIfFinished(id) }
+        try await holdStored(id)
+        defer { releaseHold(id) }
         guard !runs[id].editing else {
             throw SluiceError(.invalidTransition, "job \(id) is being edited; try again when that edit is done")
         }
@@ -31,29 +31,19 @@ extension JobScheduler {
         } catch {
             outcome = .failure(error)
         }
-        runs[id].editing = false
         // A run the edit stopped goes on (under the new values, or as it was when the edit
         // was refused), unless it must now wait for other jobs.
         let complete = jobs[id].map { dependenciesComplete($0) } ?? false
-        switch JobEdit.afterwards(editSight(id), dependenciesComplete: complete) {
-        case .restart:
-            startDownload(jobs[id]!)
-        case .requeue:
-            var job = jobs[id]!
-            job.state = .queued
-            update(job)
-        case .nothing:
-            break
-        }
-        schedule()
+        perform(machine.editEnded(jobs[id], id: id, dependenciesComplete: complete))
         try outcome.get()
+        await stored([id])
         guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
         return job
     }
 
     private func applyEdit(id: String, _ patch: JobPatch) async throws {
         var job = try editable(id)
-        try checkDependencies(patch.after, of: id)
+        try await checkDependencies(patch.after, of: id)
         let newURL = patch.url.flatMap { $0 == job.url ? nil : $0 }
         var edit = JobEdit(changesTheDownload: patch.changesTheDownload, changesTheURL: newURL != nil, keepBytes: patch.keepBytes)
         var checkpoint: DownloadCheckpoint?
@@ -66,8 +56,8 @@ extension JobScheduler {
                 try checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
             case .recheck(let claim):
                 job = try editable(id)
-                try checkDependencies(patch.after, of: id)
-                if claim { try checkNotRunningElsewhere(id) }
+                try await checkDependencies(patch.after, of: id)
+                if claim { try await checkNotRunningElsewhere(id) }
             case .stopRun:
                 stop(id)
             case .waitForRun:
@@ -75,11 +65,14 @@ extension JobScheduler {
                 // The wait was the run's, not the store's.
                 StoreCallBudget.renew()
             case .readBytes:
-                checkpoint = try repository.checkpoint(id: id)
+                checkpoint = try await repository.checkpoint(id: id)
                 guard edit.bytesRead(any: checkpoint.map { !$0.written.isEmpty } ?? false), let newURL, let read = checkpoint else {
                     continue
                 }
-                let probe = try await probe(newURL, headers: patch.headers ?? job.headers, against: read)
+                // By the job's own route: its proxy, its TLS choice, the per-host cap.
+                let proxy = patch.proxy.map(\.value) ?? job.proxy
+                let probe = try await probe(
+                    newURL, headers: patch.headers ?? job.headers, proxy: proxy, insecure: job.insecure, against: read)
                 // The probe was the remote's wait, not the store's.
                 StoreCallBudget.renew()
                 if case .refuse(let refusal)? = edit.probed(probe) { throw Self.error(refusal, id: id, node: jobs[id]?.node) }
@@ -87,7 +80,7 @@ extension JobScheduler {
                 break steps
             }
         }
-        job = try editable(id)
+        _ = try editable(id)
         switch edit.bytes {
         case .unchanged:
             break
@@ -95,11 +88,16 @@ extension JobScheduler {
             if var moved = checkpoint, let newURL {
                 moved.url = newURL
                 moved.finalURL = finalURL
-                try repository.saveCheckpoint(moved, id: id)
+                try await repository.saveCheckpoint(moved, id: id)
             }
         case .dropped:
-            try repository.saveCheckpoint(nil, id: id)
+            try await repository.saveCheckpoint(nil, id: id)
             removePartialFiles(id)
+        }
+        // Read after the store's answers: a pause, resume or delete may have come meanwhile,
+        // and the edit applies to the job as it is now (a deleted one is not brought back).
+        job = try editable(id)
+        if case .dropped = edit.bytes {
             job.bytesDone = 0
             job.bytesTotal = nil
             job.resumable = false
@@ -127,9 +125,7 @@ extension JobScheduler {
 
     /// What an edit sees of a job on this node.
     func editSight(_ id: String) -> JobEdit.Sight {
-        let run: JobEdit.Run = runs.running(id) != nil ? .running : runs.ending(id) != nil ? .ending : .none
-        return JobEdit.Sight(
-            state: jobs[id]?.state, run: run, claim: claiming.mayRun(holdingLease: runs[id].lease != nil) ? .thisNode : .otherNode)
+        machine.editSight(id, state: jobs[id]?.state)
     }
 
     /// An edit's refusal as the API answers it.
@@ -156,8 +152,8 @@ extension JobScheduler {
 
     /// In a cluster, the bytes of a job another node has claimed meanwhile are that node's:
     /// read from the store just before they are changed.
-    func checkNotRunningElsewhere(_ id: String) throws {
-        guard let cluster, runs[id].lease == nil, let stored = try cluster.job(id: id), stored.state == .running else { return }
+    func checkNotRunningElsewhere(_ id: String) async throws {
+        guard let cluster, runs[id].lease == nil, let stored = try await cluster.job(id: id), stored.state == .running else { return }
         absorb(stored)
         throw SluiceError(.invalidTransition, "job \(id) started on node \(stored.node ?? "another node") meanwhile: pause it first")
     }
@@ -170,12 +166,10 @@ extension JobScheduler {
     }
 
     /// New dependencies must name other jobs that exist and must not close a cycle.
-    private func checkDependencies(_ after: [String]?, of id: String) throws {
+    private func checkDependencies(_ after: [String]?, of id: String) async throws {
         guard let after else { return }
         if after.contains(id) { throw SluiceError(.invalidField, "a job cannot wait for itself", field: "after") }
-        if let unknown = try JobDependencies.unknown(in: after, exists: { try dependencyExists($0) }) {
-            throw SluiceError(.invalidField, "after names no job \(unknown)", field: "after")
-        }
+        try await checkDependenciesExist(after)
         if JobDependencies.makesCycle(id: id, after: after, dependencies: { self.jobs[$0]?.after ?? [] }) {
             throw SluiceError(.dependencyCycle, "after would make a cycle: one of these jobs already waits for \(id)")
         }
@@ -183,9 +177,17 @@ extension JobScheduler {
 
     /// Probes `url` and compares what it serves with what the checkpoint's bytes came from.
     /// A name that resolves to an address the policy refuses is the edit's refusal.
-    private func probe(_ url: String, headers: [String: String], against checkpoint: DownloadCheckpoint) async throws -> JobEdit.Probe {
+    private func probe(
+        _ url: String, headers: [String: String], proxy: String?, insecure: Bool, against checkpoint: DownloadCheckpoint
+    ) async throws -> JobEdit.Probe {
         var options = DownloadOptions(connections: 1, headers: headers, stallTimeout: 10)
         options.clock = configuration.clock
+        // The probe leaves by the job's own route, as its runs do: through its proxy, under
+        // the per-host connection cap, verifying certificates unless the job and the service
+        // both say not to.
+        options.proxy = proxy.flatMap { try? EndpointURL.proxy($0, field: "proxy") }
+        options.hostConnections = configuration.hostConnections
+        options.insecure = insecure && configuration.allowInsecureTLS
         do {
             let identity = try await Download.identify(url: url, options: options, client: client)
             return identity.serves(theFileOf: checkpoint) ? .sameFile(finalURL: identity.finalURL) : .otherFile

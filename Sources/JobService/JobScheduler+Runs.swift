@@ -78,7 +78,7 @@ extension JobScheduler {
                 return outcome
             }
         }
-        runs.start(Run(task: task, generation: current, download: download), id: id)
+        machine.started(Run(task: task, generation: current, download: download), id: id)
     }
 
     /// Where a run saves its checkpoints: fenced by its lease in a cluster.
@@ -90,7 +90,8 @@ extension JobScheduler {
     }
 
     func progressed(id: String, generation: Int, _ progress: DownloadProgress) {
-        guard runs.running(id)?.generation == generation, var job = jobs[id], job.state == .running else { return }
+        let take = machine.progressed(id: id, generation: generation, now: .now)
+        guard take != .ignore, var job = jobs[id], job.state == .running else { return }
         let delta = progress.bytesDone - job.bytesDone
         if delta > 0 { bytesDownloaded.increment(by: delta) }
         job.bytesDone = progress.bytesDone
@@ -102,39 +103,22 @@ extension JobScheduler {
         job.updatedAt = configuration.clock.now()
         jobs[id] = job
         storeProgress(job)
-        // At most one progress event per job every 250 ms (CONTRACT §3), whatever the engine's
-        // pace: a bound on what subscribers are sent, in real time.
-        let now = ContinuousClock.now
-        if let last = runs[id].lastProgressEvent, now - last < .milliseconds(240) { return }
-        runs[id].lastProgressEvent = now
-        events.publish(.job(job))
+        // At most one progress event per job every 250 ms, in real time (`JobMachine`).
+        if take == .publish { events.publish(.job(job)) }
     }
 
     func finished(id: String, generation: Int, _ outcome: Outcome) async {
+        let (ending, first) = machine.runEnded(id: id, generation: generation, outcome: RunEnd.Outcome(outcome), job: jobs[id])
+        perform(first)
         let recorded: Bool
-        switch runs.ended(id, generation: generation) {
-        case .own:
-            // Until its end is recorded the run stays in its slot (`recording`): a pause that
-            // comes while a cluster's store records it waits for that record, and answers it.
-            recorded = await completeBounded(id: id, outcome)
-        case .stopped:
-            // A stopped run that finished anyway (the pause or the shutdown came after the
-            // file was placed): honour it.
-            if case .success = outcome, let job = jobs[id], job.state.isLive {
-                recorded = await completeBounded(id: id, outcome)
-            } else {
-                releaseLease(id)
-                recorded = true
-            }
-        case .superseded:
-            // A newer run picks the result up itself, and holds the lease; a deleted job's
-            // lease (if any is left) goes.
-            if runs.slot(id) == nil { releaseLease(id) }
-            return
+        switch ending {
+        case .superseded: return
+        case .nothing: recorded = true
+        case .record: recorded = await completeBounded(id: id, outcome)
         }
-        runs.recorded(id, generation: generation)
         // A finished job the store took leaves the table now that no pause waits on its run.
-        if recorded { letGoIfFinished(id) }
+        let after = machine.recorded(id: id, generation: generation)
+        if recorded { perform(after) }
     }
 
     /// Records a run's end with the store calls of a command's budget: this actor waits on
@@ -147,127 +131,94 @@ extension JobScheduler {
         }
     }
 
-    /// Records how a run ended and starts what can start next.
-    /// Returns false when the store could not take the end (the heartbeat records it later).
+    /// Records how a run ended (`JobMachine.endOfRun` decides) and starts what can start
+    /// next. Returns false when the store could not take a cluster run's end (the heartbeat
+    /// records it later).
     private func complete(id: String, _ outcome: Outcome) async -> Bool {
-        runs[id].lastProgressEvent = nil
-        // A finished job whose end the store took leaves the table when this is done.
-        var unstored = false
-        guard var job = jobs[id] else { return true }
+        guard let job = jobs[id] else {
+            runs[id].lastProgressEvent = nil
+            return true
+        }
         let ended = RunEnd.Outcome(outcome)
-        let record: RunEnd.Record
-        switch RunEnd.decide(ended, state: job.state) {
-        case .releaseLease:
-            releaseLease(id)
+        logEnd(of: job, ended, outcome)
+        let (endedJob, actions) = machine.endOfRun(
+            job, outcome: ended, result: try? outcome.get(), now: configuration.clock.now(),
+            documentsDirectory: configuration.documentsDirectory
+        )
+        if endedJob.state == .completed, job.state != .completed, endedJob.bytesDone > job.bytesDone {
+            bytesDownloaded.increment(by: endedJob.bytesDone - job.bytesDone)
+        }
+        // A single node records behind at once; a cluster node writes under its lease first.
+        guard case .finishRun(let finishing, let lease, let tell)? = actions.first, let cluster else {
+            perform(actions)
             return true
-        case .forgetLease:
-            runs[id].lease = nil
-            return true
-        case .alreadyFinished:
-            // An earlier run recorded this result (a run that waited for it took it over),
-            // or another node finished the job meanwhile: its lease, if any, goes.
-            let ended = if case .failure(let error) = outcome { "its failure (\(error))" } else { "its result" }
-            logger.notice("job \(id) is \(job.state.rawValue) already; this run's end, \(ended), changes nothing")
-            releaseLease(id)
-            return true
-        case .record(let decided):
-            record = decided
         }
-        switch (ended, outcome) {
-        case (.placed, .success(let result)):
-            if result.bytes > job.bytesDone { bytesDownloaded.increment(by: result.bytes - job.bytesDone) }
-            let documents = configuration.documentsDirectory + "/"
-            job.path = result.path.hasPrefix(documents) ? String(result.path.dropFirst(documents.count)) : result.fileName
-            job.filename = result.fileName
-            job.sha256 = result.sha256
-            job.bytesDone = result.bytes
-            job.bytesTotal = result.bytes
-            job.completedAt = configuration.clock.now()
-            job.error = nil
-        case (.retryLater(let delay, _), .failure(let error)):
-            logger.info("job \(id) waits \(delay) before its next try: \(error)")
-        case (.storeUnavailable, .failure(let error)):
-            logger.warning("job \(id) goes back to the queue until its store answers: \(error)")
-        case (.failed(let failure), .failure(let error)):
-            logger.warning("job \(id) failed: \(failure.code): \(failure.message) (\(error))")
-        default:
-            break
-        }
-        job.state = record.state
-        if let error = record.error { job.error = error }
-        if let retryIn = record.retryIn {
-            job.retryAt = configuration.clock.now().addingTimeInterval(Double(retryIn.components.seconds))
-        }
-        // A `Retry-After` wait carries its failures into the next run's backoff; a wait for
-        // the store keeps what it had; anything else forgets them.
-        if let failures = record.retryFailures {
-            runs[id].retryFailures = failures
-        } else if record.retryIn == nil {
-            runs[id].retryFailures = nil
-        }
-        job.speed = 0
-        job.eta = nil
-        job.node = nil
-        job.updatedAt = configuration.clock.now()
-        if let cluster, let lease = runs.takeLease(id) {
-            unsavedProgress[id] = nil
+        unsavedProgress[id] = nil
+        noteControlWrite(id)
+        let before = jobs[id]
+        // A delete that comes while the store is asked finds the run `recording`, waits
+        // for it, and removes a placed file itself.
+        do {
+            // Awaited: this actor answers meanwhile.
+            let recorded = try await cluster.finishRun(finishing, lease: lease)
+            // A read of the change feed that began during the wait is older than this.
             noteControlWrite(id)
-            let ended = job
-            let before = jobs[id]
-            // A delete that comes while the store is asked finds the run `recording`, waits
-            // for it, and removes a placed file itself.
-            do {
-                // On the store's threads: this actor answers meanwhile.
-                let recorded = try await StoreCalls.run({ try cluster.finishRun(ended, lease: lease) })
-                // A read of the change feed that began during the wait is older than this.
-                noteControlWrite(id)
-                // Deleted meanwhile: nothing to record or show.
-                guard jobs[id] != nil else { return true }
-                guard recorded else {
-                    // Taken back meanwhile: the outcome is another node's to record.
-                    leasesLostCounter.increment()
-                    try? refresh(id)
-                    schedule()
-                    return true
-                }
-            } catch {
-                // Shown ended here, recorded by the heartbeat once the store answers (or
-                // found taken back then, when the outage outlasted the lease).
-                logger.warning("job \(id) ended while the store cannot record it; recorded once it answers: \(error)")
-                unrecordedRuns[id] = (job, lease)
-            }
-            // Deleted while the store was asked: nothing to show.
-            guard let now = jobs[id] else { return true }
-            // Paused, resumed or edited meanwhile: the store holds what won; read it.
-            if now != before, unrecordedRuns[id] == nil {
-                try? refresh(id)
+            // Deleted meanwhile: nothing to record or show.
+            guard jobs[id] != nil else { return true }
+            guard recorded else {
+                // Taken back meanwhile: the outcome is another node's to record.
+                leasesLostCounter.increment()
+                try? await refresh(id)
                 schedule()
                 return true
             }
-            if unrecordedRuns[id] != nil {
-                jobs[id] = job
-                events.publish(.job(job))
-                schedule()
-                return false
-            }
-        } else {
-            do { try repository.update(job) } catch {
-                logger.error("cannot save job \(id): \(error)")
-                unstored = true
-            }
+        } catch {
+            // Shown ended here, recorded by the heartbeat once the store answers (or
+            // found taken back then, when the outage outlasted the lease).
+            logger.warning("job \(id) ended while the store cannot record it; recorded once it answers: \(error)")
+            unrecordedRuns[id] = (finishing, lease)
         }
-        jobs[id] = job
-        events.publish(.job(job))
-        // A finished job's limiter goes with its run (a resume makes a new one).
-        if job.state == .completed || job.state == .failed { runs[id].limiter = nil }
-        if job.state == .completed { webhooks?.record(.completed, job: job) }
-        if job.state == .failed {
-            webhooks?.record(.failed, job: job)
-            failForDependency(waiting(for: id).map { ($0, DependencyCascade.failureReason(of: id)) })
+        // Deleted while the store was asked: nothing to show.
+        guard let now = jobs[id] else { return true }
+        // Paused, resumed or edited meanwhile: the store holds what won; read it.
+        if now != before, unrecordedRuns[id] == nil {
+            try? await refresh(id)
+            schedule()
+            return true
         }
-        schedule()
-        scheduleWakeUp()
-        if !unstored { letGoIfFinished(id) }
-        return !unstored
+        if unrecordedRuns[id] != nil {
+            jobs[id] = finishing
+            events.publish(.job(finishing))
+            schedule()
+            return false
+        }
+        if let tell { await webhooks?.record(tell, job: finishing) }
+        // Deleted while the webhook was stored: nothing to show.
+        guard jobs[id] != nil else { return true }
+        jobs[id] = finishing
+        events.publish(.job(finishing))
+        perform(machine.endStored(finishing))
+        return true
+    }
+
+    /// What the log says of a run's end.
+    private func logEnd(of job: JobSnapshot, _ ended: RunEnd.Outcome, _ outcome: Outcome) {
+        switch (ended, outcome) {
+        case (.stopped, _), (.leaseLost, _):
+            return
+        case (_, _) where !job.state.isLive:
+            // An earlier run recorded this result (a run that waited for it took it over),
+            // or another node finished the job meanwhile: its lease, if any, goes.
+            let result = if case .failure(let error) = outcome { "its failure (\(error))" } else { "its result" }
+            logger.notice("job \(job.id) is \(job.state.rawValue) already; this run's end, \(result), changes nothing")
+        case (.retryLater(let delay, _), .failure(let error)):
+            logger.info("job \(job.id) waits \(delay) before its next try: \(error)")
+        case (.storeUnavailable, .failure(let error)):
+            logger.warning("job \(job.id) goes back to the queue until its store answers: \(error)")
+        case (.failed(let failure), .failure(let error)):
+            logger.warning("job \(job.id) failed: \(failure.code): \(failure.message) (\(error))")
+        default:
+            break
+        }
     }
 }

@@ -9,8 +9,10 @@ public import SluiceCore
 /// Owns every job: creates, lists, pauses, resumes and deletes them, starts up to
 /// `maxActive` downloads by priority then age, and publishes every change.
 ///
-/// Jobs live in memory (a few hundred bytes each) and are written through to the
-/// repository; downloads run as tasks the scheduler starts and cancels.
+/// Live jobs are held in memory (a few hundred bytes each); what the scheduler decides is
+/// written behind it (`JobWrites`), and what the store must decide first (a create, a delete,
+/// a cluster's control write) is awaited, never blocking: every store call is async.
+/// Downloads run as tasks the scheduler starts and cancels.
 public actor JobScheduler {
     public struct Configuration: Sendable {
         public var cacheDirectory: String
@@ -62,15 +64,17 @@ public actor JobScheduler {
 
     let configuration: Configuration
     let repository: any JobRepository
-    /// Its own thread, where its synchronous store calls wait (`SchedulerExecutor`).
-    private let executor = SchedulerExecutor(label: "sluice.scheduler")
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// Commits the checkpoints of every run here together (group commit).
     let checkpointWriter: CheckpointWriter
+    /// Writes the job changes this node decides, behind it, in order (`JobWrites`).
+    nonisolated let writes: JobWrites
     /// The shared store when this node is one of a cluster's; nil for a single node.
     let cluster: (any ClusterStore)?
+    /// The decisions: every job's runtime here and the rules that change it (`JobMachine`);
+    /// this actor runs the actions it returns.
+    var machine: JobMachine<Run>
     /// How this node comes to run a job (its queue's own starts, or claims under leases).
-    let claiming: Claiming
+    var claiming: Claiming { machine.claiming }
     public nonisolated let nodeName: String
     let startedAt = Date()
     let client: Fetcher
@@ -98,7 +102,10 @@ public actor JobScheduler {
     var order: [String] { jobs.orderedIDs }
     /// What this node keeps about each job beside its snapshot: its run (running, stopping,
     /// or recording its end), lease, edit, retry count, limiter, last progress event.
-    var runs = JobRuntimes<Run>()
+    var runs: JobRuntimes<Run> {
+        get { machine.runs }
+        _modify { yield &machine.runs }
+    }
     /// Nothing kept about any job beside the table (the tests' bookkeeping check).
     var hasNoRuns: Bool { runs.isEmpty }
     var generation = 0
@@ -109,9 +116,25 @@ public actor JobScheduler {
     /// The states of finished jobs that live jobs name in `after`, once they have left the
     /// table (a single node holds live jobs only).
     var finishedDependencies: [String: JobState] = [:]
+    /// Jobs others wait for that the store had no row of when a cluster node asked (gone),
+    /// and those it is being asked about (`askStore(about:)`).
+    var goneFromStore: Set<String> = []
+    var askingStoreAbout: Set<String> = []
     /// Set while a bulk action runs, so that a slot one job frees is not given to a job the
     /// same action is about to stop; the action schedules once at its end.
-    var holdsScheduling = false
+    /// (A count: bulk actions may overlap now that their store calls are awaited.)
+    var schedulingHeld = 0
+    /// A cluster node's claim under way (`claimLater`), and whether another was asked for.
+    var claimTask: Task<Void, Never>?
+    var claimAgain = false
+    /// A `PATCH /queue` under way, and those waiting for their turn.
+    var queueUpdating = false
+    var queueUpdateWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Creates under way with an idempotency key, by key: a second create with the key waits
+    /// for the first and answers its job.
+    var creatingWithKey: [String: (task: Task<JobSnapshot, any Error>, request: String)] = [:]
+    /// Creates whose job starts at once, while the store inserts it: their slots are kept.
+    var startingInCreation = 0
     /// Wakes the scheduler when the earliest waiting job may start again.
     var wakeUp: Task<Void, Never>?
 
@@ -159,19 +182,33 @@ public actor JobScheduler {
         configuration: Configuration, repository: any JobRepository, client: Fetcher, webhooks: WebhookDispatcher? = nil,
         storeHealth: StoreHealth? = nil, metrics: any MetricsFactory = MetricsSystem.factory,
         logger: Logger = Logger(label: "sluice.jobs")
-    ) throws {
+    ) async throws {
+        // What the start needs from the store, read first.
+        let cluster = repository as? any ClusterStore
+        let stored = try await repository.queueSettings()
+        // A cluster node takes back only its own jobs, left running by its previous process;
+        // the others' are theirs (or the rescuer's).
+        let recovered = try await cluster?.recoverOwnJobs() ?? []
+        // A node holds its live jobs; finished ones stay in the store, counted.
+        var loaded = try await repository.liveJobs()
+        var storedCounts = try await repository.countsByState()
+        // The finished jobs live ones wait for: their states, for the dependency rules.
+        let live = Set(loaded.map(\.id))
+        var finishedDependencies: [String: JobState] = [:]
+        for dependency in Set(loaded.flatMap(\.after)) where !live.contains(dependency) {
+            if let state = try await repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
+        }
         self.configuration = configuration
         self.storeHealth = storeHealth
         self.repository = repository
         self.checkpointWriter = CheckpointWriter(repository: repository)
-        let cluster = repository as? any ClusterStore
+        self.writes = JobWrites(repository: repository)
         self.cluster = cluster
-        self.claiming = cluster == nil ? .own : .leased
+        self.machine = JobMachine(claiming: cluster == nil ? .own : .leased)
         self.nodeName = cluster?.nodeName ?? configuration.nodeName
         self.client = client
         self.webhooks = webhooks
         self.logger = logger
-        let stored = try repository.queueSettings()
         let settings = stored ?? QueueSettings(maxActive: configuration.maxActive, limitRate: configuration.limitRate)
         if let stored, stored.maxActive != configuration.maxActive || stored.limitRate != configuration.limitRate {
             logger.notice(
@@ -186,22 +223,10 @@ public actor JobScheduler {
         leasesLostCounter = Counter(label: "sluice_cluster_leases_lost_total", dimensions: node, factory: metrics)
         rescuedCounter = Counter(label: "sluice_cluster_rescued_jobs_total", dimensions: node, factory: metrics)
         runningGauge = Gauge(label: "sluice_node_running_jobs", dimensions: node, factory: metrics)
-        // A cluster node takes back only its own jobs, left running by its previous process;
-        // the others' are theirs (or the rescuer's).
-        if let cluster {
-            let recovered = try cluster.recoverOwnJobs()
-            if !recovered.isEmpty { logger.notice("requeued \(recovered.count) job(s) this node was running before it stopped") }
-        }
-        // A node holds its live jobs; finished ones stay in the store, counted.
-        var loaded = try repository.liveJobs()
-        var storedCounts = try repository.countsByState()
+        if !recovered.isEmpty { logger.notice("requeued \(recovered.count) job(s) this node was running before it stopped") }
         for state in JobState.live { storedCounts[state] = nil }
         jobs.setStoredOnly(storedCounts)
-        // The finished jobs live ones wait for: their states, for the dependency rules.
-        let live = Set(loaded.map(\.id))
-        for dependency in Set(loaded.flatMap(\.after)) where !live.contains(dependency) {
-            if let state = try repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
-        }
+        self.finishedDependencies = finishedDependencies
         for index in loaded.indices {
             var lifecycle = JobLifecycle(state: loaded[index].state)
             if claiming.requeuesEveryRunningJobAtStart, lifecycle.serviceStarted() == .enqueue {
@@ -216,13 +241,17 @@ public actor JobScheduler {
         // Loading read every row once: give the memory that went back to the heap back to the
         // system, so that a restart's peak does not stay the service's size.
         HeapTrim.releaseFreeMemory()
+        writes.tell(
+            written: { [weak self] results in await self?.written(results) },
+            failed: { [logger] error in logger.error("cannot save job changes yet (kept, written once the store answers): \(error)") }
+        )
     }
 
     /// Starts what the previous run left queued or running.
     public func start() {
         // Only the jobs the start requeued (they were running) are written again, not every
         // queued one.
-        for id in requeuedAtStart { if let job = jobs[id] { persist(job) } }
+        for id in requeuedAtStart { if let job = jobs[id] { writes.put(job, expected: nil, deliveries: []) } }
         requeuedAtStart = []
         schedule()
         scheduleWakeUp()
@@ -232,35 +261,33 @@ public actor JobScheduler {
 
     // Reads come from the job table, not through this actor: they are answered at once
     // even while the actor waits on its store. What only the store has (a finished job) is
-    // read on the store's threads (`StoreCalls`), within the request's budget, never on the
-    // thread that answers the request: a stalled store must not hold the threads that answer
-    // the reads memory can answer. While the store is known not to answer, such a read is
-    // refused at once (503).
+    // awaited within the request's budget; while the store is known not to answer, such a
+    // read is refused at once (503).
 
     /// A job, live from the table or finished from the store.
     public nonisolated func job(id: String) async throws -> JobSnapshot? {
         if let job = jobs[id] { return job }
-        return try await Self.readingStore(storeAnswers) { try self.jobInPlace(id: id) }
+        return try await Self.readingStore(storeAnswers) { try await self.jobInPlace(id: id) }
     }
 
-    /// `job(id:)` on the calling thread (the actor's, or a store thread).
-    nonisolated func jobInPlace(id: String) throws -> JobSnapshot? {
+    /// `job(id:)` whatever the store's health (a command's own read).
+    nonisolated func jobInPlace(id: String) async throws -> JobSnapshot? {
         if let job = jobs[id] { return job }
-        return try storedFinishedJob(id)
+        return try await storedFinishedJob(id)
     }
 
-    /// Runs a read of the store on its threads; refused at once while it does not answer.
-    nonisolated static func readingStore<T: Sendable>(_ answers: Bool, _ read: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs a read of the store; refused at once while it does not answer.
+    nonisolated static func readingStore<T: Sendable>(_ answers: Bool, _ read: () async throws -> T) async throws -> T {
         guard answers else {
             throw SluiceError(.storeUnavailable, "the job store is not answering: finished jobs cannot be read now (live ones can)")
         }
-        return try await StoreCalls.run(read)
+        return try await read()
     }
 
     /// A finished job the node left to its store, read from there; nil when the store has
     /// none. (A cluster node may not have heard of a job another node finished yet: it asks.)
-    nonisolated func storedFinishedJob(_ id: String) throws -> JobSnapshot? {
-        guard cluster != nil || jobs.storedOnly(in: JobState.finished) > 0, let job = try repository.job(id: id), !job.state.isLive
+    nonisolated func storedFinishedJob(_ id: String) async throws -> JobSnapshot? {
+        guard cluster != nil || jobs.storedOnly(in: JobState.finished) > 0, let job = try await repository.job(id: id), !job.state.isLive
         else { return nil }
         return job
     }
@@ -271,9 +298,9 @@ public actor JobScheduler {
     /// page with the store's (read from its state index), by creation date.
     public nonisolated func list(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) async throws -> [JobSnapshot] {
         guard tableAnswersAlone(states) else {
-            return try await Self.readingStore(storeAnswers) { try self.listInPlace(states: states, limit: limit, after: after) }
+            return try await Self.readingStore(storeAnswers) { try await self.listInPlace(states: states, limit: limit, after: after) }
         }
-        return try listInPlace(states: states, limit: limit, after: after)
+        return try await listInPlace(states: states, limit: limit, after: after)
     }
 
     /// Whether the table holds every job of `states` (none of them left to the store).
@@ -283,7 +310,7 @@ public actor JobScheduler {
     }
 
     /// `list` on the calling thread.
-    nonisolated func listInPlace(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) throws -> [JobSnapshot] {
+    nonisolated func listInPlace(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) async throws -> [JobSnapshot] {
         let wanted = states ?? Set(JobState.allCases)
         let stored = wanted.intersection(JobState.finished)
         // Nothing of those states left to the store: the table answers alone.
@@ -297,13 +324,15 @@ public actor JobScheduler {
         if let after, jobs[after] != nil {
             held = jobs.list(states: wanted, limit: limit, after: after) ?? []
         } else if let after {
-            guard let cursor = try storedFinishedJob(after) else { throw SluiceError(.invalidField, "after names no job", field: "after") }
+            guard let cursor = try await storedFinishedJob(after) else {
+                throw SluiceError(.invalidField, "after names no job", field: "after")
+            }
             held = jobs.list(states: wanted, limit: limit, madeBefore: (cursor.createdAt, cursor.id))
         } else {
             held = jobs.list(states: wanted, limit: limit, after: nil) ?? []
         }
         // The store's page of finished jobs, below the same cursor (every job is stored).
-        let fromStore = try repository.page(states: stored, limit: limit, before: after) ?? []
+        let fromStore = try await repository.page(states: stored, limit: limit, before: after) ?? []
         let heldIDs = Set(held.map(\.id))
         held += fromStore.filter { !heldIDs.contains($0.id) }
         return Array(held.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }.prefix(limit))
@@ -323,29 +352,30 @@ public actor JobScheduler {
     /// sent after a snapshot that may already show it (sent again, never missed).
     public nonisolated func subscribe(jobID: String? = nil, lastEventID: String? = nil) async throws -> JobSubscription {
         // One job held, or every job with none left to the store: from memory alone.
-        if let jobID, jobs[jobID] != nil { return try subscribeInPlace(jobID: jobID, lastEventID: lastEventID) }
-        if jobID == nil, tableAnswersAlone(nil) { return try subscribeInPlace(jobID: nil, lastEventID: lastEventID) }
+        if let jobID, jobs[jobID] != nil { return try await subscribeInPlace(jobID: jobID, lastEventID: lastEventID) }
+        if jobID == nil, tableAnswersAlone(nil) { return try await subscribeInPlace(jobID: nil, lastEventID: lastEventID) }
         // A stream of all jobs starts without the finished ones while the store does not answer.
         let answers = storeAnswers || jobID == nil
-        return try await Self.readingStore(answers) { try self.subscribeInPlace(jobID: jobID, lastEventID: lastEventID) }
+        return try await Self.readingStore(answers) { try await self.subscribeInPlace(jobID: jobID, lastEventID: lastEventID) }
     }
 
-    /// `subscribe` on the calling thread.
-    nonisolated func subscribeInPlace(jobID: String? = nil, lastEventID: String? = nil) throws -> JobSubscription {
-        if let jobID, try jobInPlace(id: jobID) == nil, lastEventID == nil { throw SluiceError(.notFound, "no job \(jobID)") }
+    /// `subscribe` whatever the store's health.
+    nonisolated func subscribeInPlace(jobID: String? = nil, lastEventID: String? = nil) async throws -> JobSubscription {
+        if let jobID, try await jobInPlace(id: jobID) == nil, lastEventID == nil { throw SluiceError(.notFound, "no job \(jobID)") }
         let (subscriber, missed) = events.subscribe(after: lastEventID)
         if let missed {
             let initial = jobID.map { id in missed.filter { $0.event.jobID == id } } ?? missed
             return JobSubscription(reset: false, initial: initial, changes: subscriber)
         }
-        guard try jobID.map({ try jobInPlace(id: $0) != nil }) ?? true else {
+        let exists = if let jobID { try await jobInPlace(id: jobID) != nil } else { true }
+        guard exists else {
             subscriber.cancel()
             throw SluiceError(.notFound, "no job \(jobID ?? "")")
         }
         let current = events.currentID
         let snapshot: [JobSnapshot]
         if let jobID {
-            guard let job = try jobInPlace(id: jobID) else {
+            guard let job = try await jobInPlace(id: jobID) else {
                 subscriber.cancel()
                 throw SluiceError(.notFound, "no job \(jobID)")
             }
@@ -355,7 +385,7 @@ public actor JobScheduler {
             var chosen = jobs.snapshot(limit: Self.snapshotLimit)
             // Room left: the newest finished jobs the node left to its store.
             if chosen.count < Self.snapshotLimit, jobs.storedOnly(in: JobState.finished) > 0, storeAnswers,
-                let stored = try? repository.page(states: JobState.finished, limit: Self.snapshotLimit - chosen.count, before: nil)
+                let stored = try? await repository.page(states: JobState.finished, limit: Self.snapshotLimit - chosen.count, before: nil)
             {
                 let held = Set(chosen.map(\.id))
                 chosen = (chosen + stored.filter { !held.contains($0.id) }).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
@@ -369,18 +399,53 @@ public actor JobScheduler {
 
     // MARK: Commands
 
-    /// Creates a job. With an idempotency key that made a job in the last day, that job is
-    /// returned instead (`replayed`), and nothing is created.
-    public func create(_ request: CreateJobRequest, idempotencyKey: String? = nil) throws -> (job: JobSnapshot, replayed: Bool) {
-        if let idempotencyKey {
-            try IdempotencyKey.validate(idempotencyKey)
-            let since = configuration.clock.now().addingTimeInterval(-IdempotencyKey.lifetime)
-            // The job it made may have finished and left the table: the store has it then.
-            if let id = try repository.jobID(idempotencyKey: idempotencyKey, since: since), let job = try jobs[id] ?? storedFinishedJob(id)
-            {
-                return (job, true)
-            }
+    /// Creates a job. With an idempotency key that made a job in the last day from the same
+    /// request, that job is returned instead (`replayed`), and nothing is created; the same
+    /// key with another request is refused (422 `idempotency_key_reused`), as the IETF's
+    /// Idempotency-Key draft and Stripe do.
+    public func create(_ request: CreateJobRequest, idempotencyKey: String? = nil) async throws -> (job: JobSnapshot, replayed: Bool) {
+        guard let idempotencyKey else { return (try await createNew(request, idempotencyKey: nil), false) }
+        try IdempotencyKey.validate(idempotencyKey)
+        let fingerprint = request.fingerprint
+        // A create with the same key under way (a client's retry): its job, once made.
+        if let underWay = creatingWithKey[idempotencyKey] {
+            return (try await Self.replay(underWay, key: idempotencyKey, fingerprint: fingerprint), true)
         }
+        let since = configuration.clock.now().addingTimeInterval(-IdempotencyKey.lifetime)
+        // The job it made may have finished and left the table: the store has it then. A key
+        // stored before requests were fingerprinted is taken as the same request.
+        if let made = try await repository.idempotentCreate(key: idempotencyKey, since: since) {
+            if let request = made.request, request != fingerprint { throw Self.reused(idempotencyKey, job: made.jobID) }
+            if let job = jobs[made.jobID] { return (job, true) }
+            if let job = try await storedFinishedJob(made.jobID) { return (job, true) }
+        }
+        if let underWay = creatingWithKey[idempotencyKey] {
+            return (try await Self.replay(underWay, key: idempotencyKey, fingerprint: fingerprint), true)
+        }
+        let creating = Task { try await self.createNew(request, idempotencyKey: idempotencyKey, fingerprint: fingerprint) }
+        creatingWithKey[idempotencyKey] = (creating, fingerprint)
+        defer { creatingWithKey[idempotencyKey] = nil }
+        return (try await creating.value, false)
+    }
+
+    /// The job of a create under way with the same key, if it was the same request.
+    private static func replay(
+        _ underWay: (task: Task<JobSnapshot, any Error>, request: String), key: String, fingerprint: String
+    ) async throws -> JobSnapshot {
+        guard underWay.request == fingerprint else { throw reused(key, job: nil) }
+        return try await underWay.task.value
+    }
+
+    private static func reused(_ key: String, job: String?) -> SluiceError {
+        SluiceError(
+            .idempotencyKeyReused,
+            "Idempotency-Key \(key) was used \(job.map { "for job \($0)" } ?? "by a create under way") with a different request; a new request needs a new key",
+            field: "Idempotency-Key"
+        )
+    }
+
+    /// Makes the job (`create` has ruled out a replay).
+    private func createNew(_ request: CreateJobRequest, idempotencyKey: String?, fingerprint: String? = nil) async throws -> JobSnapshot {
         // A literal address is refused before anything is stored; a name is checked on
         // every connection, when it is resolved.
         if let refusal = client.literalRefusal(for: request.url) { throw refusal }
@@ -390,9 +455,10 @@ public actor JobScheduler {
             )
         }
         try checkEndpoints(notify: request.notify, proxy: request.proxy)
-        if let unknown = try JobDependencies.unknown(in: request.after, exists: { try dependencyExists($0) }) {
-            throw SluiceError(.invalidField, "after names no job \(unknown)", field: "after")
-        }
+        try await checkDependenciesExist(request.after)
+        // Their states as the job is made: a finished one may leave the table while the store
+        // inserts the job (nothing waits for it yet), and must not look deleted then.
+        let dependencyStates = Dictionary(request.after.compactMap { id in stateOf(id).map { (id, $0) } }, uniquingKeysWith: { a, _ in a })
         let now = configuration.clock.now()
         var job = JobSnapshot(
             id: Self.newID(), url: request.url, state: request.paused ? .paused : .queued,
@@ -407,40 +473,52 @@ public actor JobScheduler {
         job.insecure = request.insecure
         job.waitingFor = notCompleted(request.after)
         // A job that starts at once is stored running: one write, not a queued one and then
-        // a running one.
+        // a running one. Its slot is kept for it while the store inserts it.
         if startsAtOnce(job) {
             var lifecycle = JobLifecycle(state: job.state)
             if lifecycle.slotGranted() == .startDownload { job.state = lifecycle.state }
         }
+        let keepsSlot = job.state == .running
+        if keepsSlot { startingInCreation += 1 }
+        defer { if keepsSlot { startingInCreation -= 1 } }
         noteControlWrite(job.id)
         do {
-            try repository.insert(job, idempotencyKey: idempotencyKey)
+            try await repository.insert(job, idempotencyKey: idempotencyKey, request: fingerprint)
         } catch let error as SluiceError where error.code == .storeUnavailable && cluster != nil {
             // The answer is 503, so the job must never appear, though its row may still land.
             abandonedCreates[job.id] = .now
             throw error
         }
-        jobs[job.id] = job
-        if claiming.knowsItsNewJobs { runs[job.id].neverRun = true }
-        events.publish(.job(job))
-        if job.state == .running {
-            startDownload(job)
-        } else if job.state == .queued {
-            schedule()
-        }
-        return (jobs[job.id]!, false)
+        // Stopping began while the store inserted it: it stays queued, for the next start.
+        if keepsSlot, isShuttingDown { job.state = .queued }
+        for (id, state) in dependencyStates where stateOf(id) == nil { finishedDependencies[id] = state }
+        perform(machine.created(job))
+        // A cluster node answers once its claim has taken the job, or not.
+        if job.state == .queued { await claimed() }
+        return jobs[job.id] ?? job
     }
 
     /// Pauses the job and answers once its run has stopped and its checkpoint is stored: the
     /// `bytesDone` it returns is final, and an edit right after it sees those bytes.
     public func pause(id: String) async throws -> JobSnapshot {
-        try holdStored(id)
-        defer { letGoIfFinished(id) }
-        _ = try apply(id) { $0.pauseRequested() }
+        try await holdStored(id)
+        defer { releaseHold(id) }
+        _ = try await apply(id) { $0.pauseRequested() }
         await settle([id])
+        await stored([id])
         // A run that placed its file meanwhile may have let its job go: the store has it.
-        guard let job = try jobInPlace(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
+        guard let job = try await jobInPlace(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
         return job
+    }
+
+    /// Waits, within the command's budget, until the changes of `ids` are stored: an answer
+    /// after it survives a `kill -9`. While the store does not answer, the command answers
+    /// from memory when its budget is spent, and the changes are stored once the store
+    /// answers again (`JobWrites`).
+    func stored(_ ids: [String]) async {
+        for id in ids {
+            do { try await writes.stored(id) } catch { return }
+        }
     }
 
     /// Waits (up to `Configuration.settleLimit`) for the stopped runs of `ids` to end, their checkpoints
@@ -459,8 +537,15 @@ public actor JobScheduler {
             guard
                 RunSettle.takesCheckpoint(
                     run: run.generation, slot: runs.slot(id)?.run.generation, ending: runs.ending(id)?.generation, state: jobs[id]?.state
+                )
+            else { continue }
+            let checkpoint = try? await repository.checkpoint(id: id)
+            // Read again after the store's answer: the job may have moved on meanwhile.
+            guard
+                RunSettle.takesCheckpoint(
+                    run: run.generation, slot: runs.slot(id)?.run.generation, ending: runs.ending(id)?.generation, state: jobs[id]?.state
                 ), var job = jobs[id],
-                let bytes = RunSettle.bytes(checkpoint: (try? repository.checkpoint(id: id))?.writtenBytes, shown: job.bytesDone)
+                let bytes = RunSettle.bytes(checkpoint: checkpoint?.writtenBytes, shown: job.bytesDone)
             else { continue }
             job.bytesDone = bytes
             update(job)
@@ -485,14 +570,22 @@ public actor JobScheduler {
         _ = waiter
     }
 
-    public func resume(id: String) throws -> JobSnapshot {
-        try holdStored(id)
-        defer { letGoIfFinished(id) }
+    public func resume(id: String) async throws -> JobSnapshot {
+        try await resumeHeld(id: id)
+        await stored([id])
+        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        return job
+    }
+
+    /// `resume` without the wait for its changes to be stored (a bulk resume waits once).
+    func resumeHeld(id: String) async throws {
+        try await holdStored(id)
+        defer { releaseHold(id) }
         // The bytes on disk hash wrong: checking them again would fail again. Start over,
         // before the resume can start the download.
         if let failed = jobs[id], failed.state == .failed, failed.error?.code == SluiceError.Code.checksumMismatch.rawValue {
-            try checkNotRunningElsewhere(id)
-            try repository.saveCheckpoint(nil, id: id)
+            try await checkNotRunningElsewhere(id)
+            try await repository.saveCheckpoint(nil, id: id)
             removePartialFiles(id)
             jobs[id]?.bytesDone = 0
         }
@@ -508,14 +601,14 @@ public actor JobScheduler {
             waiting.after.removeAll { stateOf($0) == nil }
             update(waiting)
         }
-        var job = try apply(id) { $0.resumeRequested() }
+        var job = try await apply(id) { $0.resumeRequested() }
         // `apply` may already have started it: clear the old error in either state.
         if job.state != .failed, job.error != nil {
             job.error = nil
             update(job)
         }
         schedule()
-        return jobs[id]!
+        await claimed()
     }
 
     /// Stops the job, removes its partial file and record, and the finished file too when
@@ -525,14 +618,23 @@ public actor JobScheduler {
     /// that cannot write changes nothing (503), and a crash never brings back a job whose
     /// removal was told.
     public func delete(id: String, deleteFile: Bool) async throws {
-        try holdStored(id)
-        defer { letGoIfFinished(id) }
-        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
-        try repository.delete(id: id, deliveries: webhooks?.deliveries(for: .removed, job: job) ?? [])
+        try await holdStored(id)
+        defer { releaseHold(id) }
+        // Its changes still to be written go first (a `completed` delivery before `removed`).
+        try await writes.stored(id)
+        guard let snapshot = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        try await repository.delete(id: id, deliveries: webhooks?.deliveries(for: .removed, job: snapshot) ?? [])
+        // Read again after the store's answer. A cluster node's change feed may have taken the
+        // removal meanwhile (its table, runtime and event are gone then); the files are this
+        // command's to remove all the same.
+        let shown = jobs[id] != nil
+        let job = jobs[id] ?? snapshot
+        // A change of it still to be written would find no row, or a row made again.
+        writes.forget(id)
         noteControlWrite(id)
         webhooks?.stored()
-        var lifecycle = JobLifecycle(state: job.state)
-        if case .remove(stopFirst: true) = lifecycle.deleteRequested() { stop(id) }
+        // Who waited for it, read before it goes.
+        let dependents = waiting(for: id).compactMap { jobs[$0] }
         jobs[id] = nil
         if cluster != nil, !job.state.isLive { storedCounts.removed(id, state: job.state) }
         unrecordedRuns[id] = nil
@@ -540,24 +642,12 @@ public actor JobScheduler {
         // the finished ones it waited for may be waited for by nobody now.
         finishedDependencies[id] = nil
         forgetFinishedDependencies(of: job)
-        // Its run (to wait for), lease, limiter and the rest go together.
-        let pending = runs.remove(id)?.run
-        events.publish(.removed(id: id))
+        if shown { events.publish(.removed(id: id)) }
         if cluster != nil { shownEnds.removed(id) }
-        // A completed dependency has done its part: the jobs that waited for it forget it.
-        // One deleted before completing fails the queued jobs waiting for it.
-        let dependents = waiting(for: id)
-        switch DependencyCascade.removal(of: id, state: job.state) {
-        case .forget:
-            for other in dependents {
-                var waiting = jobs[other]!
-                waiting.after.removeAll { $0 == id }
-                update(waiting)
-            }
-        case .fail(let reason):
-            failForDependency(dependents.map { ($0, reason) })
-        }
-        schedule()
+        // Its run (stopped, to wait for), lease, limiter and the rest go together; its
+        // dependents forget it or fail.
+        let (pending, actions) = machine.deleted(job, dependents: dependents)
+        perform(actions)
         // A run that placed its file before the stop reached it (or is recording its end):
         // the file is finished, and goes with the job only when the request says so.
         if case .success(let result) = await pending?.task.value, deleteFile {
@@ -587,8 +677,12 @@ public actor JobScheduler {
         for run in runs.endingRuns { _ = await run.task.value }
         wakeUp?.cancel()
         events.finishAll()
+        // What is decided is stored before the store closes (as long as it answers).
+        await StoreCallBudget.$current.withValue(StoreCallBudget(.seconds(2))) {
+            for id in jobs.orderedIDs where writes.isPending(id) { try? await writes.stored(id) }
+        }
         // A cluster node's stopped runs gave their jobs back to the queue for the others.
-        cluster?.close(removingNode: true)
+        await cluster?.close(removingNode: true)
     }
 
     /// A job's webhook deliveries, oldest first.
@@ -612,87 +706,173 @@ public actor JobScheduler {
         }
     }
 
-    /// Runs a user event through the state machine, acts on its answer, and lets the queue
-    /// start what it can.
+    /// Runs a user's event through the state machine, acts on its answer, and lets the queue
+    /// start what it can. In a cluster the store decides first: a store that cannot be
+    /// written changes nothing (503), and a job another node changed first is read again
+    /// (409). A single node decides in memory and stores behind (`JobWrites`).
     @discardableResult
-    func apply(_ id: String, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> JobSnapshot {
-        try transition(id, event)
+    func apply(_ id: String, _ event: (inout JobLifecycle) -> JobLifecycle.Action) async throws -> JobSnapshot {
+        // A node whose commands are written first: its own change of the job still queued is
+        // written with this one (the store holds the state that change expected); one being
+        // written goes first.
+        let queued = claiming.writesCommandsFirst ? writes.take(id) : nil
+        if claiming.writesCommandsFirst, queued == nil { try await writes.stored(id) }
+        let putBack = { if let queued { self.writes.put(queued.job, expected: queued.expected, deliveries: queued.deliveries) } }
+        guard let before = jobs[id] else {
+            putBack()
+            throw SluiceError(.notFound, "no job \(id)")
+        }
+        let now = configuration.clock.now()
+        let actions: [JobAction<Run>]
+        do { actions = try machine.command(before, now: now, pendingWrite: queued != nil, event).1 } catch {
+            putBack()
+            throw error
+        }
+        if case .controlWrite(let job, let expected)? = actions.first {
+            guard try await controlWrite(job, expected: queued?.expected ?? expected, with: queued) else {
+                // Moved on here while the store was asked (a run ended; its progress does not
+                // count): the store holds what won; read it.
+                try? await refresh(id)
+                schedule()
+                guard let now = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+                return now
+            }
+            perform(machine.commandWritten(before, now: now, event))
+        } else {
+            perform(actions)
+        }
         schedule()
-        return jobs[id]!  // as scheduling left it (it may have started the job)
+        // As scheduling left it (it may have started the job).
+        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        return job
     }
 
-    /// Runs an event through the state machine and acts on its answer, without scheduling
-    /// (for the scheduler's own events, which it calls while scheduling).
+    /// `JobAction.controlWrite`: a command's change written first, while the store still
+    /// holds `expected`, with this node's change of the job that was still queued. Throws
+    /// when the store cannot write (nothing changed; the queued change goes back to be
+    /// written behind) or another node changed the job first (409, read back). False when
+    /// the job moved on here while the store was asked.
+    private func controlWrite(_ job: JobSnapshot, expected: JobState, with queued: JobWrites.Write?) async throws -> Bool {
+        guard let cluster else { return true }
+        let id = job.id
+        let seen = jobs[id]?.state
+        noteControlWrite(id)
+        let written: Bool
+        do {
+            written = try await cluster.update(job, expectedState: expected)
+            if written, let deliveries = queued?.deliveries, !deliveries.isEmpty {
+                try await cluster.saveDeliveries(deliveries)
+                webhooks?.stored()
+            }
+        } catch {
+            // Nothing changed: the queued change goes back to be written behind.
+            if let queued { writes.put(queued.job, expected: queued.expected, deliveries: queued.deliveries) }
+            throw error
+        }
+        guard written else {
+            try await refresh(id)
+            throw SluiceError(
+                .invalidTransition,
+                "job \(id) changed on another node meanwhile (it is \(jobs[id]?.state.rawValue ?? "gone") now); try again"
+            )
+        }
+        noteControlWrite(id)
+        return jobs[id]?.state == seen
+    }
+
+    /// Runs the scheduler's own event through the state machine and acts on its answer,
+    /// without scheduling (it is called while scheduling). The change is stored behind; in a
+    /// cluster only while the stored job is still in the state this node saw (else it is
+    /// read back).
     @discardableResult
     func transition(_ id: String, _ event: (inout JobLifecycle) -> JobLifecycle.Action) throws -> JobSnapshot {
-        guard var job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
-        let seen = job.state
-        var lifecycle = JobLifecycle(state: job.state)
-        let action = event(&lifecycle)
-        if case .reject(let message) = action { throw SluiceError(.invalidTransition, message) }
-        let changed = job.state != lifecycle.state
-        if changed {
-            job.state = lifecycle.state
-            if job.state != .queued { job.retryAt = nil }
-            if job.state != .running {
-                job.speed = 0
-                job.eta = nil
-                job.node = nil
-            }
-            job.updatedAt = configuration.clock.now()
-        }
-        // In a cluster the store decides first: a store that cannot be written changes
-        // nothing (503), and a job another node changed first is read again (409).
-        if changed, let cluster {
-            noteControlWrite(id)
-            guard try cluster.update(job, expectedState: seen) else {
-                try refresh(id)
-                throw SluiceError(
-                    .invalidTransition,
-                    "job \(id) changed on another node meanwhile (it is \(jobs[id]?.state.rawValue ?? "gone") now); try again"
-                )
-            }
-        }
-        if case .stopDownload = action { stop(id) }
-        if changed {
-            if cluster != nil {
-                jobs[id] = job
-                events.publish(.job(job))
-            } else {
-                update(job)
-            }
-        }
-        return jobs[id]!
+        guard let before = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        let (job, actions) = try machine.lifecycle(before, now: configuration.clock.now(), event)
+        perform(actions)
+        return jobs[id] ?? job
     }
 
-    /// Records a change to a job. In a cluster the write is made only while the stored job
-    /// is still in the state this node saw; when another node changed it first, the stored
-    /// job is read back and false returned.
-    @discardableResult
-    func update(_ job: JobSnapshot) -> Bool {
+    /// Records a change to a job: in the table and to subscribers at once, in the store
+    /// behind (`JobWrites`), with the webhook deliveries that tell of it. In a cluster the
+    /// write is made only while the stored job is still in the state this node saw; when
+    /// another node changed it first, the stored job is read back (`written`).
+    func update(_ job: JobSnapshot, deliveries: [WebhookDelivery] = []) {
+        record(job, expected: machine.fenced(jobs[job.id]?.state), deliveries: deliveries)
+    }
+
+    /// `JobAction.record`: the table and subscribers at once, the store behind, a write
+    /// fenced by `expected` noted as this node's (a read of the change feed that began
+    /// before it is older).
+    func record(_ job: JobSnapshot, expected: JobState?, deliveries: [WebhookDelivery]) {
         var job = job
         job.updatedAt = configuration.clock.now()
-        let seen = jobs[job.id]?.state
         jobs[job.id] = job
         events.publish(.job(job))
-        return persist(job, seen: seen)
+        if expected != nil { noteControlWrite(job.id) }
+        writes.put(job, expected: expected, deliveries: deliveries)
     }
 
-    @discardableResult
-    private func persist(_ job: JobSnapshot, seen: JobState? = nil) -> Bool {
-        do {
-            if let cluster, let seen {
-                noteControlWrite(job.id)
-                if try cluster.update(job, expectedState: seen) { return true }
-                logger.info("job \(job.id) changed on another node first; reading it again")
-                try refresh(job.id)
-                return false
+    /// Runs what the machine decided, in order. (A run's end written under its lease is
+    /// awaited by `complete`, which takes it out first.)
+    func perform(_ actions: [JobAction<Run>]) {
+        for action in actions {
+            switch action {
+            case .record(let job, let expected, let tell):
+                record(job, expected: expected, deliveries: tell.map { webhooks?.deliveries(for: $0, job: job) ?? [] } ?? [])
+            case .finishRun(let job, _, _), .controlWrite(let job, _):
+                assertionFailure("job \(job.id): a write under a lease or a fence is awaited by its command, not performed")
+            case .show(let job):
+                jobs.insertByAge(job)
+                events.publish(.job(job))
+            case .keep(let job):
+                jobs[job.id] = job
+            case .shownEnd(let job):
+                shownEnds.shown(job)
+            case .start(let job, let claim):
+                startDownload(job, claim: claim)
+            case .setRate(let id, let rate):
+                runs[id].limiter?.setRate(rate)
+            case .note(let line):
+                logger.info("\(line)")
+            case .cancel(let run):
+                run.task.cancel()
+            case .claim(let count):
+                claimLater(free: count)
+            case .releaseLease(let id):
+                releaseLease(id)
+            case .failDependents(let id, let reason):
+                failForDependency(waiting(for: id).map { ($0, reason) })
+            case .failCascade(let id, let reason):
+                failForDependency([(id, reason)])
+            case .askStore(let ids):
+                askStore(about: ids)
+            case .schedule:
+                schedule()
+                scheduleWakeUp()
+            case .letGo(let id):
+                letGoIfFinished(id)
             }
-            try repository.update(job)
-        } catch {
-            logger.error("cannot save job \(job.id): \(error)")
         }
-        return true
+    }
+
+    /// What `JobWrites` wrote: a finished job whose state is stored leaves the table; a
+    /// cluster's control write another node beat is read back.
+    func written(_ results: [(id: String, write: JobWrites.Write, outcome: JobWrites.Outcome)]) async {
+        var delivered = false
+        for result in results {
+            switch result.outcome {
+            case .stored:
+                // A read of the change feed that began before the commit is older than this.
+                noteControlWrite(result.id)
+                delivered = delivered || !result.write.deliveries.isEmpty
+                letGoIfFinished(result.id)
+            case .refused:
+                logger.info("job \(result.id) changed on another node first; reading it again")
+                await StoreCallBudget.bounded { try? await refresh(result.id) }
+                schedule()
+            }
+        }
+        if delivered { webhooks?.stored() }
     }
 
     /// The partial file of a job's run: one per lease in a cluster (`PartialFileTakeover`).

@@ -28,12 +28,8 @@ public final class StoreCallBudget: Sendable {
     }
 
     /// Runs `body` under the current budget, or under a new one of `request` when none is set:
-    /// the service's own work in its actor's turn (a claim, a run's end, a read back) holds
-    /// the actor no longer than a command may wait.
-    public static func bounded<T>(_ body: () throws -> T) rethrows -> T {
-        try $current.withValue(current ?? StoreCallBudget(request), operation: body)
-    }
-
+    /// the service's own work (a run's end, a read back) waits on the store no longer than a
+    /// command may.
     public static func bounded<T>(
         isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
     ) async rethrows -> T {

@@ -30,20 +30,19 @@ public final class StoreHealth: Sendable {
         return Int64(bitPattern: silent) < Self.nanoseconds(threshold)
     }
 
-    /// Starts the thread that asks the store; `stop()` ends it.
+    /// Starts the task that asks the store; `stop()` ends it. A ping the store does not
+    /// answer waits (holding no thread) until its deadline; meanwhile the silence grows.
     public func start() {
         lastAnswer.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
         started.store(true, ordering: .relaxed)
-        let thread = Thread { [self] in
+        Task.detached { [self] in
             while !stopped.load(ordering: .relaxed) {
-                if (try? repository.ping()) != nil {
+                if (try? await repository.ping()) != nil {
                     lastAnswer.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
                 }
-                Thread.sleep(forTimeInterval: Double(Self.nanoseconds(interval)) / 1e9)
+                try? await Task.sleep(for: interval)
             }
         }
-        thread.name = "sluice-store-health"
-        thread.start()
     }
 
     public func stop() { stopped.store(true, ordering: .relaxed) }

@@ -1,10 +1,10 @@
 public import Foundation
 
-/// Threads for blocking store calls that grow when every one is busy, up to `limit`, and
-/// go when idle: a store that stalls ties up the threads of its own calls, and a call that
-/// comes meanwhile (another store's in a test process, a read on a store that answers) still
-/// gets a thread. A fixed pool of 8 left a test's store without a thread while frozen stores
-/// of other tests held all 8.
+/// Threads for a store's own work (PostgreSQL's pool, `StoreExecutor`) that grow when every
+/// one is busy, up to `limit`, and go when idle: work that comes while all are busy still
+/// gets a thread. (They once ran blocking store calls, when the store was synchronous; a
+/// fixed pool of 8 then left a test's store without a thread while frozen stores of other
+/// tests held all 8.)
 public final class StoreThreads: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [@Sendable () -> Void] = []

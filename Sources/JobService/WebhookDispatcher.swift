@@ -68,12 +68,13 @@ public final class WebhookDispatcher: Sendable {
     }
 
     /// Records `event` for `job`: one delivery per webhook URL that applies, stored before
-    /// this returns, sent by `run()`.
-    func record(_ event: WebhookEvent, job: JobSnapshot) {
+    /// this returns, sent by `run()`. (A single node's job changes store theirs with the
+    /// change itself, through `JobWrites`.)
+    func record(_ event: WebhookEvent, job: JobSnapshot) async {
         let deliveries = deliveries(for: event, job: job)
         guard !deliveries.isEmpty else { return }
         do {
-            try repository.saveDeliveries(deliveries)
+            try await repository.saveDeliveries(deliveries)
         } catch {
             logger.error("cannot store the \(event.rawValue) webhook of job \(job.id): \(error)")
             return
@@ -82,7 +83,8 @@ public final class WebhookDispatcher: Sendable {
     }
 
     /// The deliveries that tell `event` of `job`, one per URL (the service's and the job's
-    /// own), not stored yet: `record` stores them; a delete stores them with the removal.
+    /// own), not stored yet: the job's write stores them in its transaction (`JobWrites`), a delete
+    /// with the removal.
     func deliveries(for event: WebhookEvent, job: JobSnapshot) -> [WebhookDelivery] {
         var urls: [String] = []
         for url in [configuration.url, job.notify].compactMap({ $0 }) where !urls.contains(url) { urls.append(url) }
@@ -96,9 +98,24 @@ public final class WebhookDispatcher: Sendable {
     /// Deliveries were stored by someone else (a delete's transaction): send them.
     func stored() { wake.signal() }
 
-    /// A job's deliveries, oldest first.
+    /// A job's deliveries, oldest first. The service's own `--webhook` URL is shown as its
+    /// origin only (`https://hooks.example.com/***`): its path and query, where Slack-style
+    /// hooks keep their secret, are the operator's, not every API user's to read.
     public func deliveries(jobID: String) async throws -> [WebhookDelivery] {
-        try await StoreCalls.run { [repository] in try repository.deliveries(jobID: jobID) }
+        let service = configuration.url
+        return try await repository.deliveries(jobID: jobID).map { delivery in
+            guard delivery.url == service else { return delivery }
+            var shown = delivery
+            shown.url = Self.originOnly(delivery.url)
+            return shown
+        }
+    }
+
+    /// `scheme://host[:port]/***`: a URL without its user information, path and query.
+    static func originOnly(_ url: String) -> String {
+        guard let authority = URLCredentials.authority(of: url) else { return "***" }
+        let host = authority.at.map { url.index(after: $0) } ?? authority.start
+        return url[..<authority.start] + url[host..<authority.end] + "/***"
     }
 
     /// Sends due deliveries until cancelled; what a previous run left pending goes first.
@@ -106,9 +123,7 @@ public final class WebhookDispatcher: Sendable {
         while !Task.isCancelled {
             let pending: [WebhookDelivery]
             do {
-                // On the store's threads: this loop and its attempts run on the cooperative
-                // pool, whose few threads a stalled store must not hold.
-                pending = try await StoreCalls.run { [repository] in try repository.pendingDeliveries() }
+                pending = try await repository.pendingDeliveries()
             } catch {
                 logger.error("cannot read pending webhook deliveries: \(error)")
                 await wake.wait(upTo: .seconds(5), sleep: Self.realSleep)
@@ -154,6 +169,7 @@ public final class WebhookDispatcher: Sendable {
         var delivery = delivery
         var status: Int?
         var failure: String?
+        var refusal: String?
         do {
             var request = HTTPClientRequest(url: delivery.url)
             request.method = .POST
@@ -168,14 +184,20 @@ public final class WebhookDispatcher: Sendable {
                 read += part.readableBytes
                 if read > 64 << 10 { break }
             }
+        } catch let error as SluiceError where error.code == .forbiddenTarget {
+            refusal = error.message
         } catch {
             failure = Self.describe(error)
         }
-        if Task.isCancelled, status == nil { return true }
+        if Task.isCancelled, status == nil, refusal == nil { return true }
         if let status, !(200..<300).contains(status) { failure = "the receiver answered \(status)" }
-        delivery.attempted(
-            status: status, error: failure, at: clock.now(), schedule: configuration.schedule, jitter: Double.random(in: 0..<1)
-        )
+        if let refusal {
+            delivery.refused(refusal, at: clock.now())
+        } else {
+            delivery.attempted(
+                status: status, error: failure, at: clock.now(), schedule: configuration.schedule, jitter: Double.random(in: 0..<1)
+            )
+        }
         let outcome = delivery.state == .delivered ? "delivered" : delivery.state == .failed ? "failed" : "retried"
         outcomes[outcome]?.increment()
         if delivery.state != .delivered {
@@ -184,7 +206,7 @@ public final class WebhookDispatcher: Sendable {
             )
         }
         do {
-            try await StoreCalls.run { [repository, delivery] in try repository.saveDeliveries([delivery]) }
+            try await repository.saveDeliveries([delivery])
             return true
         } catch {
             logger.error("cannot save webhook delivery \(delivery.id): \(error)")

@@ -119,11 +119,14 @@ public final class SQLiteJobRepository: JobRepository {
             // A page of one state (`page(states:)`) and the counts read this index only.
             try db.execute(sql: "CREATE INDEX job_state_sequence ON job(state, sequence)")
         }
+        migrator.registerMigration("v7: the request an idempotency key made its job from") { db in
+            try db.execute(sql: "ALTER TABLE idempotencyKey ADD COLUMN request TEXT")
+        }
         return migrator
     }
 
-    public func allJobs() throws -> [JobSnapshot] {
-        try read { db in
+    public func allJobs() async throws -> [JobSnapshot] {
+        try await read { db in
             // Row by row (no array of rows beside the jobs), columns by position: a restart
             // reads every job, and GRDB's lookup by name was most of its time.
             var jobs: [JobSnapshot] = []
@@ -133,16 +136,16 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func job(id: String) throws -> JobSnapshot? {
-        try read { db in
+    public func job(id: String) async throws -> JobSnapshot? {
+        try await read { db in
             try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT \(Self.jobColumns.joined(separator: ", ")) FROM job WHERE id = ?"), arguments: [id]
             ).map(Self.snapshot)
         }
     }
 
-    public func liveJobs() throws -> [JobSnapshot] {
-        try read { db in
+    public func liveJobs() async throws -> [JobSnapshot] {
+        try await read { db in
             var jobs: [JobSnapshot] = []
             let rows = try Row.fetchCursor(
                 db,
@@ -156,9 +159,9 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func page(states: Set<JobState>, limit: Int, before: String?) throws -> [JobSnapshot]? {
+    public func page(states: Set<JobState>, limit: Int, before: String?) async throws -> [JobSnapshot]? {
         let limit = max(0, limit)
-        return try read { db in
+        return try await read { db in
             var bound = Int64.max
             if let before {
                 guard let sequence = try Int64.fetchOne(db, sql: "SELECT sequence FROM job WHERE id = ?", arguments: [before]) else {
@@ -184,8 +187,8 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func countsByState() throws -> [JobState: Int] {
-        try read { db in
+    public func countsByState() async throws -> [JobState: Int] {
+        try await read { db in
             var counts: [JobState: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) FROM job GROUP BY state") {
                 if let state = JobState(rawValue: row[0]) { counts[state, default: 0] += row[1] }
@@ -194,8 +197,8 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
-        try write { db in
+    public func insert(_ job: JobSnapshot, idempotencyKey: String?, request: String?) async throws {
+        try await write { db in
             if let idempotencyKey {
                 // Dated with the job it made, on the service's clock (as `jobID(since:)` is asked).
                 let now = job.createdAt.timeIntervalSince1970
@@ -203,8 +206,8 @@ public final class SQLiteJobRepository: JobRepository {
                     sql: "DELETE FROM idempotencyKey WHERE createdAt < ?", arguments: [now - IdempotencyKey.lifetime]
                 )
                 try db.execute(
-                    sql: "INSERT OR REPLACE INTO idempotencyKey (key, jobID, createdAt) VALUES (?, ?, ?)",
-                    arguments: [idempotencyKey, job.id, now]
+                    sql: "INSERT OR REPLACE INTO idempotencyKey (key, jobID, createdAt, request) VALUES (?, ?, ?, ?)",
+                    arguments: [idempotencyKey, job.id, now, request]
                 )
             }
             // Statements compiled once per connection (`cachedStatement`): a create is two of
@@ -221,55 +224,64 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func update(_ job: JobSnapshot) throws {
-        try write { db in
-            try db.cachedStatement(
-                sql: """
-                    UPDATE job SET url = ?, state = ?, filename = ?, requestedFilename = ?, bytesTotal = ?,
-                        bytesDone = ?, connections = ?, resumable = ?, expectedSHA256 = ?, sha256 = ?, path = ?,
-                        errorCode = ?, errorMessage = ?, priority = ?, headers = ?, createdAt = ?, updatedAt = ?,
-                        completedAt = ?, retryAt = ?, dependencies = ?, limitRate = ?, notify = ?, proxy = ?,
-                        checkpoint = CASE WHEN ? = 'completed' THEN NULL ELSE checkpoint END
-                    WHERE id = ?
-                    """
-            ).execute(arguments: Self.columns(job) + [job.state.rawValue, job.id])
+    public func update(_ job: JobSnapshot) async throws { try await update([job], deliveries: []) }
+
+    /// Every change and delivery in one transaction: one commit for all of them.
+    public func update(_ jobs: [JobSnapshot], deliveries: [WebhookDelivery]) async throws {
+        guard !jobs.isEmpty || !deliveries.isEmpty else { return }
+        try await write { db in
+            for job in jobs { try Self.update(job, in: db) }
+            try Self.insert(deliveries, into: db)
         }
     }
 
-    public func delete(id: String, deliveries: [WebhookDelivery]) throws {
-        try write { db in
+    private static func update(_ job: JobSnapshot, in db: Database) throws {
+        try db.cachedStatement(
+            sql: """
+                UPDATE job SET url = ?, state = ?, filename = ?, requestedFilename = ?, bytesTotal = ?,
+                    bytesDone = ?, connections = ?, resumable = ?, expectedSHA256 = ?, sha256 = ?, path = ?,
+                    errorCode = ?, errorMessage = ?, priority = ?, headers = ?, createdAt = ?, updatedAt = ?,
+                    completedAt = ?, retryAt = ?, dependencies = ?, limitRate = ?, notify = ?, proxy = ?,
+                    checkpoint = CASE WHEN ? = 'completed' THEN NULL ELSE checkpoint END
+                WHERE id = ?
+                """
+        ).execute(arguments: Self.columns(job) + [job.state.rawValue, job.id])
+    }
+
+    public func delete(id: String, deliveries: [WebhookDelivery]) async throws {
+        try await write { db in
             try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id])
             try Self.insert(deliveries, into: db)
         }
     }
 
-    public func delete(ids: [String], deliveries: [WebhookDelivery]) throws {
-        try write { db in
+    public func delete(ids: [String], deliveries: [WebhookDelivery]) async throws {
+        try await write { db in
             let statement = try db.cachedStatement(sql: "DELETE FROM job WHERE id = ?")
             for id in ids { try statement.execute(arguments: [id]) }
             try Self.insert(deliveries, into: db)
         }
     }
 
-    public func jobID(idempotencyKey: String, since: Date) throws -> String? {
-        try read { db in
-            try String.fetchOne(
-                db, sql: "SELECT jobID FROM idempotencyKey WHERE key = ? AND createdAt >= ?",
-                arguments: [idempotencyKey, since.timeIntervalSince1970]
-            )
+    public func idempotentCreate(key: String, since: Date) async throws -> IdempotentCreate? {
+        try await read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT jobID, request FROM idempotencyKey WHERE key = ? AND createdAt >= ?",
+                arguments: [key, since.timeIntervalSince1970]
+            ).map { IdempotentCreate(jobID: $0[0], request: $0[1]) }
         }
     }
 
-    public func queueSettings() throws -> QueueSettings? {
-        try read { db in
+    public func queueSettings() async throws -> QueueSettings? {
+        try await read { db in
             try Row.fetchOne(db, sql: "SELECT paused, maxActive, limitRate FROM queueSettings WHERE id = 1").map {
                 QueueSettings(paused: $0["paused"], maxActive: $0["maxActive"], limitRate: $0["limitRate"])
             }
         }
     }
 
-    public func saveQueueSettings(_ settings: QueueSettings) throws {
-        try write { db in
+    public func saveQueueSettings(_ settings: QueueSettings) async throws {
+        try await write { db in
             try db.execute(
                 sql: "INSERT OR REPLACE INTO queueSettings (id, paused, maxActive, limitRate) VALUES (1, ?, ?, ?)",
                 arguments: [settings.paused, settings.maxActive, settings.limitRate]
@@ -277,20 +289,20 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func checkpoint(id: String) throws -> DownloadCheckpoint? {
-        let text = try read { db in try String.fetchOne(db, sql: "SELECT checkpoint FROM job WHERE id = ?", arguments: [id]) }
+    public func checkpoint(id: String) async throws -> DownloadCheckpoint? {
+        let text = try await read { db in try String.fetchOne(db, sql: "SELECT checkpoint FROM job WHERE id = ?", arguments: [id]) }
         return text.flatMap { try? JSONDecoder().decode(DownloadCheckpoint.self, from: Data($0.utf8)) }
     }
 
-    public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws {
-        try saveCheckpoints([CheckpointWrite(id: id, checkpoint: checkpoint)])
+    public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) async throws {
+        try await saveCheckpoints([CheckpointWrite(id: id, checkpoint: checkpoint)])
     }
 
     /// Every write in one transaction: one commit (one sync of the log) for all of them.
-    public func saveCheckpoints(_ writes: [CheckpointWrite]) throws {
+    public func saveCheckpoints(_ writes: [CheckpointWrite]) async throws {
         let encoder = JSONEncoder()
         let texts = try writes.map { write in try write.checkpoint.map { String(decoding: try encoder.encode($0), as: UTF8.self) } }
-        try write { db in
+        try await write { db in
             for (write, text) in zip(writes, texts) {
                 if let checkpoint = write.checkpoint {
                     try db.cachedStatement(
@@ -303,8 +315,8 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func ping() throws {
-        try read { db in _ = try Int.fetchOne(db, sql: "SELECT 1") }
+    public func ping() async throws {
+        try await read { db in _ = try Int.fetchOne(db, sql: "SELECT 1") }
     }
 
     // MARK: Access
@@ -313,15 +325,15 @@ public final class SQLiteJobRepository: JobRepository {
     /// `no_space` or `store_unavailable`, which the API answers with 503, never a bare 500.
     /// A full disk first gets the reserve file's space back and tries once more, so that a
     /// state change (a job failing because downloads filled the disk) is never lost.
-    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            let result = try pool.write(body)
+            let result = try await pool.write(body)
             reserve.refillIfDue()
             return result
         } catch let error as DatabaseError {
             if error.resultCode == .SQLITE_FULL, reserve.release() {
                 do {
-                    return try pool.write(body)
+                    return try await pool.write(body)
                 } catch let retried as DatabaseError {
                     throw Self.unavailable(retried)
                 }
@@ -330,9 +342,9 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try pool.read(body)
+            return try await pool.read(body)
         } catch let error as DatabaseError {
             throw Self.unavailable(error)
         }
@@ -417,9 +429,9 @@ public final class SQLiteJobRepository: JobRepository {
 
     // MARK: Webhook deliveries
 
-    public func saveDeliveries(_ deliveries: [WebhookDelivery]) throws {
+    public func saveDeliveries(_ deliveries: [WebhookDelivery]) async throws {
         guard !deliveries.isEmpty else { return }
-        try write { db in try Self.insert(deliveries, into: db) }
+        try await write { db in try Self.insert(deliveries, into: db) }
     }
 
     private static func insert(_ deliveries: [WebhookDelivery], into db: Database) throws {
@@ -440,16 +452,16 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func pendingDeliveries() throws -> [WebhookDelivery] {
-        try read { db in
+    public func pendingDeliveries() async throws -> [WebhookDelivery] {
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM webhookDelivery WHERE state = 'pending' ORDER BY nextAttemptAt, createdAt"
             ).compactMap(Self.delivery)
         }
     }
 
-    public func deliveries(jobID: String) throws -> [WebhookDelivery] {
-        try read { db in
+    public func deliveries(jobID: String) async throws -> [WebhookDelivery] {
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM webhookDelivery WHERE jobID = ? ORDER BY createdAt, id", arguments: [jobID]
             ).compactMap(Self.delivery)

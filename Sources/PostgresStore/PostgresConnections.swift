@@ -9,16 +9,13 @@ import PostgresNIO
 import SluiceCore
 
 /// PostgreSQL through PostgresNIO's `PostgresClient` (its pool of connections, which
-/// connects, replaces broken connections and keeps idle ones alive), used synchronously, as
-/// the job repository's callers expect (the scheduler's calls are synchronous; see
-/// `JobRepository`).
+/// connects, replaces broken connections and keeps idle ones alive), awaited: a call holds
+/// no thread while it waits.
 ///
 /// The client runs on an event loop of its own, in a task of its own for as long as the
-/// store is open (`PostgresClient.run()`). A call leases a connection from it and waits for
-/// the lease on its own thread (a store thread or the scheduler's, never the cooperative
-/// pool), bounded by the call's deadline; the lease's task holds the connection without a
-/// thread. Every wait has a deadline, so a database that stops answering (a partition) fails
-/// calls in `timeout` instead of hanging the node.
+/// store is open (`PostgresClient.run()`). A call leases a connection from it, bounded by the
+/// call's deadline, and every statement waits until that deadline at most, so a database
+/// that stops answering (a partition) fails calls in `timeout` instead of hanging the node.
 final class PostgresConnections: Sendable {
     let location: PostgresLocation
     let tls: PostgresConnection.Configuration.TLS
@@ -49,18 +46,19 @@ final class PostgresConnections: Sendable {
         configuration.options.minimumConnections = 0
         configuration.options.maximumConnections = size
         client = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
-        // The pool serves leases once `run()` has begun: the task is started and seen running
-        // before the first call.
-        let started = DispatchSemaphore(value: 0)
+        // The pool serves leases once `run()` has begun: a lease asked before waits for it.
         let client = self.client
+        let started = self.started
         running.withLockedValue {
             $0 = Task.detached(executorPreference: StoreExecutor.shared) {
-                started.signal()
+                started.open()
                 await client.run()
             }
         }
-        started.wait()
     }
+
+    /// Opens once the pool's `run()` has begun.
+    private let started = Gate()
 
     /// The configuration of a connection of its own (the listener's, which the pool cannot
     /// lend for as long as it listens).
@@ -83,11 +81,13 @@ final class PostgresConnections: Sendable {
     /// Connects once outside the pool and closes the connection: the pool retries a
     /// connection that fails (a refused certificate, a wrong password) until a call's
     /// deadline, so the store's start asks this first, to fail at once with the reason.
-    func checkReachable() throws {
+    func checkReachable() async throws {
         let deadline = callDeadline
-        let future = PostgresConnection.connect(on: group.next(), configuration: configuration, id: connectionID(), logger: logger)
+        let future: EventLoopFuture<PostgresConnection> = PostgresConnection.connect(
+            on: group.next(), configuration: configuration, id: connectionID(), logger: logger
+        )
         do {
-            Self.discard(try wait(future, what: "connect", until: deadline))
+            Self.discard(try await wait(future, what: "connect", until: deadline))
         } catch let timedOut as TimedOut {
             future.whenSuccess { Self.discard($0) }
             throw Self.unavailable(timedOut.message)
@@ -96,60 +96,58 @@ final class PostgresConnections: Sendable {
 
     /// The deadline of a call starting now: the caller's budget (`StoreCallBudget`) or
     /// `timeout`, for the whole call — waiting for a connection, connecting, every statement.
-    private var callDeadline: DispatchTime {
+    private var callDeadline: NIODeadline {
         let budget = StoreCallBudget.remaining.map { TimeAmount.nanoseconds(Int64($0 / .nanoseconds(1))) } ?? timeout
-        return .now() + .nanoseconds(Int(min(budget, timeout).nanoseconds))
+        return .now() + min(budget, timeout)
     }
 
     /// The deadline of the call each connection is serving (its statements share it).
-    private let deadlines = NIOLockedValueBox<[ObjectIdentifier: DispatchTime]>([:])
+    private let deadlines = NIOLockedValueBox<[ObjectIdentifier: NIODeadline]>([:])
 
     /// Runs `body` on one connection leased for the whole call (a transaction's statements
-    /// must not interleave with another caller's).
-    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    /// must not interleave with another caller's). The wait for a connection ends at the
+    /// call's deadline; each statement has the rest of it (`run(_:on:)`).
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         guard !closed.withLockedValue({ $0 }) else { throw Self.unavailable("the store is closed") }
         // A request whose budget is spent (it waited behind another's call) asks nothing.
         if let remaining = StoreCallBudget.remaining, remaining < .milliseconds(1) {
             throw Self.unavailable("PostgreSQL did not answer in time")
         }
         let deadline = callDeadline
-        let handoff = ConnectionHandoff()
         let client = self.client
-        let lease = Task.detached(executorPreference: StoreExecutor.shared) {
-            do {
-                try await client.withConnection { connection in
-                    guard handoff.offer(connection) else { return }
-                    await handoff.returned()
+        let race = LeaseRace<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            race.waiting(continuation)
+            // The budget goes with the task (a task-local value), so statements see it too.
+            let lease = Task(executorPreference: StoreExecutor.shared) {
+                do {
+                    await self.started.passed()
+                    let result = try await client.withConnection { connection in
+                        // Given up before the connection came: it goes back unused.
+                        guard race.leased() else { throw CancellationError() }
+                        let key = ObjectIdentifier(connection)
+                        self.deadlines.withLockedValue { $0[key] = deadline }
+                        defer { self.deadlines.withLockedValue { $0[key] = nil } }
+                        // Closed for a timeout: given back once closed (whether the body threw
+                        // or not), so that the pool never lends it to the next call meanwhile.
+                        let result: Result<T, any Error>
+                        do { result = .success(try await body(connection)) } catch { result = .failure(error) }
+                        if self.discarded.withLockedValue({ $0.remove(key) != nil }) { try? await connection.closeFuture.get() }
+                        return try result.get()
+                    }
+                    race.finish(.success(result))
+                } catch {
+                    race.finish(.failure(Self.storeError(error)))
                 }
-            } catch {
-                handoff.fail(error)
+            }
+            // No connection by the deadline: the call fails, and a lease still waiting is
+            // withdrawn.
+            group.next().scheduleTask(deadline: deadline) {
+                if race.timedOut(Self.unavailable("no connection to PostgreSQL could be had in time"), whileWaiting: true) {
+                    lease.cancel()
+                }
             }
         }
-        let connection: PostgresConnection
-        switch handoff.take(until: deadline) {
-        case .connection(let leased):
-            connection = leased
-        case .failed(let error):
-            throw Self.storeError(error)
-        case .timedOut:
-            // A lease still waiting for a connection is withdrawn; one that comes later
-            // goes back at once.
-            lease.cancel()
-            throw Self.unavailable("no connection to PostgreSQL could be had in time")
-        }
-        let key = ObjectIdentifier(connection)
-        deadlines.withLockedValue { $0[key] = deadline }
-        defer {
-            deadlines.withLockedValue { $0[key] = nil }
-            // One closed for a timeout goes back once closed, so that the pool never lends it
-            // to the next call meanwhile.
-            if discarded.withLockedValue({ $0.remove(key) != nil }) {
-                connection.closeFuture.whenComplete { _ in handoff.giveBack() }
-            } else {
-                handoff.giveBack()
-            }
-        }
-        return try body(connection)
     }
 
     /// Closes a connection, keeping it alive until it has closed (PostgresNIO requires it).
@@ -160,11 +158,11 @@ final class PostgresConnections: Sendable {
     }
 
     /// One statement on `connection`, its rows collected.
-    func run(_ query: PostgresQuery, on connection: PostgresConnection) throws -> PostgresQueryResult {
-        let future = connection.query(query, logger: logger)
+    func run(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> PostgresQueryResult {
+        let future: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
         let deadline = deadlines.withLockedValue { $0[ObjectIdentifier(connection)] } ?? callDeadline
         do {
-            return try wait(future, what: "query", until: deadline)
+            return try await wait(future, what: "query", until: deadline)
         } catch let timedOut as TimedOut {
             // The connection's state is unknown now: it is not used again.
             discarded.withLockedValue { _ = $0.insert(ObjectIdentifier(connection)) }
@@ -174,21 +172,21 @@ final class PostgresConnections: Sendable {
     }
 
     /// One statement on any connection.
-    func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        try withConnection { try run(query, on: $0) }
+    func run(_ query: PostgresQuery) async throws -> PostgresQueryResult {
+        try await withConnection { try await self.run(query, on: $0) }
     }
 
     /// Statements in one transaction, rolled back when `body` throws.
-    func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        try withConnection { connection in
-            _ = try run("BEGIN", on: connection)
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await withConnection { connection in
+            _ = try await self.run("BEGIN", on: connection)
             do {
-                let result = try body(connection)
-                _ = try run("COMMIT", on: connection)
+                let result = try await body(connection)
+                _ = try await self.run("COMMIT", on: connection)
                 return result
             } catch {
-                let usable = !connection.isClosed && !discarded.withLockedValue { $0.contains(ObjectIdentifier(connection)) }
-                if usable { _ = try? run("ROLLBACK", on: connection) }
+                let usable = !connection.isClosed && !self.discarded.withLockedValue { $0.contains(ObjectIdentifier(connection)) }
+                if usable { _ = try? await self.run("ROLLBACK", on: connection) }
                 throw error
             }
         }
@@ -196,19 +194,23 @@ final class PostgresConnections: Sendable {
 
     struct TimedOut: Error { let message: String }
 
-    /// Waits for `future` on this thread, for at most `timeout`.
-    func wait<T: Sendable>(_ future: EventLoopFuture<T>, what: String, until deadline: DispatchTime? = nil) throws -> T {
-        let done = DispatchSemaphore(value: 0)
-        let result = NIOLockedValueBox<Result<T, any Error>?>(nil)
-        future.whenComplete { outcome in
-            result.withLockedValue { $0 = outcome }
-            done.signal()
-        }
-        guard done.wait(timeout: deadline ?? callDeadline) == .success else {
-            throw TimedOut(message: "PostgreSQL did not answer a \(what) in time")
+    /// Waits for `future`, holding no thread, until `deadline` at most.
+    func wait<T: Sendable>(_ future: EventLoopFuture<T>, what: String, until deadline: NIODeadline? = nil) async throws -> T {
+        let race = LeaseRace<T>()
+        let timer = future.eventLoop.scheduleTask(deadline: deadline ?? callDeadline) {
+            _ = race.timedOut(TimedOut(message: "PostgreSQL did not answer a \(what) in time"))
         }
         do {
-            return try result.withLockedValue { $0! }.get()
+            return try await withCheckedThrowingContinuation { continuation in
+                race.waiting(continuation)
+                _ = race.leased()
+                future.whenComplete { outcome in
+                    timer.cancel()
+                    race.finish(outcome.mapError { $0 })
+                }
+            }
+        } catch let timedOut as TimedOut {
+            throw timedOut
         } catch {
             throw Self.storeError(error)
         }
@@ -235,5 +237,29 @@ final class PostgresConnections: Sendable {
 
     static func unavailable(_ message: String) -> SluiceError {
         SluiceError(.storeUnavailable, "the job store cannot be used: \(message)")
+    }
+}
+
+/// Waits until opened, once; open for good after.
+final class Gate: Sendable {
+    private let state = NIOLockedValueBox<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiting = state.withLockedValue { state in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    func passed() async {
+        await withCheckedContinuation { continuation in
+            let open = state.withLockedValue { state in
+                if !state.open { state.waiting.append(continuation) }
+                return state.open
+            }
+            if open { continuation.resume() }
+        }
     }
 }

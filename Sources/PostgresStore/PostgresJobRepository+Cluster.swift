@@ -5,8 +5,8 @@ public import SluiceCore
 
 /// Claims, leases, heartbeats, rescue and the change feed.
 extension PostgresJobRepository {
-    public func recoverOwnJobs() throws -> [String] {
-        try connections.run(
+    public func recoverOwnJobs() async throws -> [String] {
+        try await connections.run(
             """
             WITH recovered AS (
                 UPDATE job SET state = CASE WHEN state = 'running' THEN 'queued' ELSE state END, owner = NULL,
@@ -23,10 +23,10 @@ extension PostgresJobRepository {
     /// pending, no lease still held, the queue not paused), highest priority then oldest
     /// first, locked with `SKIP LOCKED` so that nodes claiming at the same moment take
     /// different jobs, then leased to this node under a new epoch.
-    public func claim(limit: Int) throws -> [ClaimedJob] {
+    public func claim(limit: Int) async throws -> [ClaimedJob] {
         guard limit > 0 else { return [] }
         let now = Date().timeIntervalSince1970
-        let rows = try connections.run(
+        let rows = try await connections.run(
             """
             WITH ready AS (
                 SELECT j.id FROM job j
@@ -56,14 +56,14 @@ extension PostgresJobRepository {
         }
     }
 
-    public func saveProgress(_ job: JobSnapshot, lease: Lease) throws -> Bool {
-        try saveProgress([(job, lease)]).isEmpty
+    public func saveProgress(_ job: JobSnapshot, lease: Lease) async throws -> Bool {
+        try await saveProgress([(job, lease)]).isEmpty
     }
 
     /// One transaction, one commit, for every run's progress.
-    public func saveProgress(_ runs: [(job: JobSnapshot, lease: Lease)]) throws -> [String] {
-        let saved = try fencedWrites(runs.map(\.lease)) { index, connection in
-            try saveProgress(runs[index].job, lease: runs[index].lease, on: connection)
+    public func saveProgress(_ runs: [(job: JobSnapshot, lease: Lease)]) async throws -> [String] {
+        let saved = try await fencedWrites(runs.map(\.lease)) { [self] index, connection in
+            try await saveProgress(runs[index].job, lease: runs[index].lease, on: connection)
         }
         return runs.indices.filter { !saved[$0] }.map { runs[$0].lease.jobID }
     }
@@ -73,13 +73,15 @@ extension PostgresJobRepository {
     /// job's own writes in theirs), as every multi-row write of a node does: two of its
     /// transactions over the same jobs never wait on each other in a circle. One write (the
     /// usual case) is one round trip, with no transaction around it.
-    private func fencedWrites(_ leases: [Lease], _ write: (Int, PostgresConnection) throws -> Bool) throws -> [Bool] {
-        if leases.count == 1 { return [try connections.withConnection { try write(0, $0) }] }
+    private func fencedWrites(
+        _ leases: [Lease], _ write: @escaping @Sendable (Int, PostgresConnection) async throws -> Bool
+    ) async throws -> [Bool] {
+        if leases.count == 1 { return [try await connections.withConnection { connection in try await write(0, connection) }] }
         guard !leases.isEmpty else { return [] }
         let order = leases.indices.sorted { (leases[$0].jobID, $0) < (leases[$1].jobID, $1) }
-        return try connections.transaction { connection in
+        return try await connections.transaction { connection in
             var saved = [Bool](repeating: false, count: leases.count)
-            for index in order { saved[index] = try write(index, connection) }
+            for index in order { saved[index] = try await write(index, connection) }
             return saved
         }
     }
@@ -87,8 +89,8 @@ extension PostgresJobRepository {
     /// A run's progress, taken before a pause and written after it, would overwrite the bytes
     /// the pause answered (its run's last checkpoint): once the job is no longer `running`,
     /// only the lease is renewed, and the write still counts as honoured.
-    private func saveProgress(_ job: JobSnapshot, lease: Lease, on connection: PostgresConnection) throws -> Bool {
-        let result = try connections.run(
+    private func saveProgress(_ job: JobSnapshot, lease: Lease, on connection: PostgresConnection) async throws -> Bool {
+        let result = try await connections.run(
             """
             UPDATE job SET
                 bytes_done = CASE WHEN state = 'running' THEN \(job.bytesDone) ELSE bytes_done END,
@@ -105,20 +107,20 @@ extension PostgresJobRepository {
         return (result.metadata.rows ?? 0) > 0
     }
 
-    public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease) throws -> Bool {
-        try saveCheckpoints([(checkpoint, lease)]) == [true]
+    public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease) async throws -> Bool {
+        try await saveCheckpoints([(checkpoint, lease)]) == [true]
     }
 
     /// One transaction, one commit, for every run's checkpoint.
-    public func saveCheckpoints(_ writes: [(checkpoint: DownloadCheckpoint?, lease: Lease)]) throws -> [Bool] {
-        try fencedWrites(writes.map(\.lease)) { index, connection in
-            try saveCheckpoint(writes[index].checkpoint, lease: writes[index].lease, on: connection)
+    public func saveCheckpoints(_ writes: [(checkpoint: DownloadCheckpoint?, lease: Lease)]) async throws -> [Bool] {
+        try await fencedWrites(writes.map(\.lease)) { [self] index, connection in
+            try await saveCheckpoint(writes[index].checkpoint, lease: writes[index].lease, on: connection)
         }
     }
 
-    private func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease, on connection: PostgresConnection) throws -> Bool {
+    private func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, lease: Lease, on connection: PostgresConnection) async throws -> Bool {
         let text = try checkpoint.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-        let result = try connections.run(
+        let result = try await connections.run(
             """
             UPDATE job SET checkpoint = \(text),
                 bytes_done = COALESCE(\(checkpoint?.writtenBytes), bytes_done),
@@ -130,9 +132,9 @@ extension PostgresJobRepository {
         return (result.metadata.rows ?? 0) > 0
     }
 
-    public func finishRun(_ job: JobSnapshot, lease: Lease) throws -> Bool {
+    public func finishRun(_ job: JobSnapshot, lease: Lease) async throws -> Bool {
         let c = Columns(job)
-        let result = try connections.run(
+        let result = try await connections.run(
             """
             WITH finished AS (
                 UPDATE job SET
@@ -157,8 +159,8 @@ extension PostgresJobRepository {
 
     /// A stopped run gives its job up. A job still `running` (the node is shutting down)
     /// goes back to the queue for another node.
-    public func release(_ lease: Lease) throws {
-        _ = try connections.run(
+    public func release(_ lease: Lease) async throws {
+        _ = try await connections.run(
             """
             WITH released AS (
                 UPDATE job SET owner = NULL, last_owner = owner, lease_expires_at = NULL, speed = 0, eta = NULL,
@@ -171,13 +173,13 @@ extension PostgresJobRepository {
         )
     }
 
-    public func update(_ job: JobSnapshot, expectedState: JobState) throws -> Bool {
-        try controlWrite(job, expectedState: expectedState)
+    public func update(_ job: JobSnapshot, expectedState: JobState) async throws -> Bool {
+        try await controlWrite(job, expectedState: expectedState)
     }
 
-    public func heartbeat(running: [Lease]) throws -> [String] {
-        try connections.transaction { connection in
-            _ = try connections.run(
+    public func heartbeat(running: [Lease]) async throws -> [String] {
+        try await connections.transaction { [self] connection in
+            _ = try await connections.run(
                 """
                 INSERT INTO node (name, started_at, last_seen) VALUES (\(nodeName), now(), now())
                 ON CONFLICT (name) DO UPDATE SET last_seen = now()
@@ -185,10 +187,10 @@ extension PostgresJobRepository {
             )
             guard !running.isEmpty else { return [] }
             // The rows first, in id order (see `saveProgress`).
-            _ = try connections.run(
+            _ = try await connections.run(
                 "SELECT id FROM job WHERE id = ANY(\(running.map(\.jobID).sorted())::text[]) ORDER BY id FOR UPDATE", on: connection
             )
-            let renewed = try connections.run(
+            let renewed = try await connections.run(
                 """
                 UPDATE job SET lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
                 FROM unnest(\(running.map(\.jobID))::text[], \(running.map(\.epoch))::bigint[]) AS lease(id, epoch)
@@ -203,14 +205,14 @@ extension PostgresJobRepository {
 
     /// Only the node holding the rescue lock for this transaction rescues; a node that
     /// dies or freezes holds nothing, since the lock ends with the transaction.
-    public func rescue(staleAfter: Duration) throws -> [String] {
+    public func rescue(staleAfter: Duration) async throws -> [String] {
         let stale = staleAfter / .seconds(1)
-        return try connections.transaction { connection in
+        return try await connections.transaction { [self] connection in
             let won =
-                try connections.run("SELECT pg_try_advisory_xact_lock(\(PostgresSchema.rescueLock))", on: connection)
+                try await connections.run("SELECT pg_try_advisory_xact_lock(\(PostgresSchema.rescueLock))", on: connection)
                 .rows.first.map { try $0.decode(Bool.self) } ?? false
             guard won else { return [] }
-            let rescued = try connections.run(
+            let rescued = try await connections.run(
                 """
                 WITH expired AS (
                     UPDATE job SET owner = NULL, last_owner = owner, lease_expires_at = NULL, speed = 0, eta = NULL,
@@ -224,36 +226,36 @@ extension PostgresJobRepository {
                 SELECT e.id FROM expired e, pg_notify(\(PostgresSchema.channel), e.id) AS n
                 """, on: connection
             ).rows.map { try $0.decode(String.self) }
-            _ = try connections.run("DELETE FROM job_removal WHERE removed_at < now() - interval '1 hour'", on: connection)
+            _ = try await connections.run("DELETE FROM job_removal WHERE removed_at < now() - interval '1 hour'", on: connection)
             return rescued
         }
     }
 
-    public func changes(since cursor: ClusterCursor?) throws -> ClusterChanges {
-        try connections.transaction { connection in
+    public func changes(since cursor: ClusterCursor?) async throws -> ClusterChanges {
+        try await connections.transaction { [self] connection in
             // One snapshot for every statement: the counts agree with the rows and removals.
-            _ = try connections.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", on: connection)
+            _ = try await connections.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", on: connection)
             // The cursor is read first: a row committed after this statement is seen next time.
             // Rows are re-read from two seconds before it, for transactions that took a time
             // stamp before the cursor and committed after the last read.
             let now =
-                try connections.run("SELECT extract(epoch FROM clock_timestamp())::float8", on: connection)
+                try await connections.run("SELECT extract(epoch FROM clock_timestamp())::float8", on: connection)
                 .rows.first.map { try $0.decode(Double.self) } ?? 0
-            let settings = try queueSettings(on: connection)
-            let counts = try countsByState(on: connection)
+            let settings = try await queueSettings(on: connection)
+            let counts = try await countsByState(on: connection)
             guard let cursor else {
                 // Live jobs only: a node holds no finished one.
-                let jobs = try liveJobs(on: connection)
+                let jobs = try await liveJobs(on: connection)
                 return ClusterChanges(
                     jobs: jobs, removed: [], settings: settings, cursor: ClusterCursor(databaseTime: now), isFull: true, counts: counts
                 )
             }
             let from = cursor.databaseTime - 2
-            let jobs = try connections.run(
+            let jobs = try await connections.run(
                 "SELECT \(unescaped: Self.jobColumns) FROM job WHERE changed_at >= to_timestamp(\(from)) ORDER BY sequence",
                 on: connection
             ).rows.map(Self.snapshot)
-            let removed = try connections.run(
+            let removed = try await connections.run(
                 "SELECT id FROM job_removal WHERE removed_at >= to_timestamp(\(from))", on: connection
             ).rows.map { try $0.decode(String.self) }
             return ClusterChanges(
@@ -262,12 +264,12 @@ extension PostgresJobRepository {
         }
     }
 
-    public func job(id: String) throws -> JobSnapshot? {
-        try connections.run("SELECT \(unescaped: Self.jobColumns) FROM job WHERE id = \(id)").rows.first.map(Self.snapshot)
+    public func job(id: String) async throws -> JobSnapshot? {
+        try await connections.run("SELECT \(unescaped: Self.jobColumns) FROM job WHERE id = \(id)").rows.first.map(Self.snapshot)
     }
 
-    public func nodes() throws -> [NodeStatus] {
-        try connections.run(
+    public func nodes() async throws -> [NodeStatus] {
+        try await connections.run(
             """
             SELECT n.name, extract(epoch FROM n.started_at)::float8, extract(epoch FROM n.last_seen)::float8,
                 extract(epoch FROM now() - n.last_seen)::float8,
@@ -287,11 +289,16 @@ extension PostgresJobRepository {
 
     public func signals() -> AsyncStream<ClusterSignal> { listener.signals() }
 
-    public func close(removingNode: Bool) {
-        listener.stop()
+    public func close(removingNode: Bool) async {
         if removingNode {
-            _ = try? connections.run("DELETE FROM node WHERE name = \(nodeName)")
+            _ = try? await connections.run("DELETE FROM node WHERE name = \(nodeName)")
         }
+        close()
+    }
+
+    /// Closes the store, leaving this node's row (a restart takes it up again).
+    public func close() {
+        listener.stop()
         connections.close()
     }
 }

@@ -23,7 +23,7 @@ public final class PostgresJobRepository: ClusterStore {
     public init(
         location: PostgresLocation, nodeName: String, leaseDuration: Duration = .seconds(15),
         timeout: Duration = .seconds(10), trust: TLSTrust = .system, logger: Logger
-    ) throws {
+    ) async throws {
         self.nodeName = nodeName
         self.leaseDuration = leaseDuration
         self.logger = logger
@@ -34,10 +34,10 @@ public final class PostgresJobRepository: ClusterStore {
         )
         listener = PostgresListener(connections: connections, channel: PostgresSchema.channel, logger: logger)
         do {
-            try connections.checkReachable()
-            let applied = try PostgresSchema.migrate(connections)
+            try await connections.checkReachable()
+            let applied = try await PostgresSchema.migrate(connections)
             if !applied.isEmpty { logger.info("PostgreSQL store migrated to version \(applied.last!)") }
-            _ = try connections.run(
+            _ = try await connections.run(
                 """
                 INSERT INTO node (name, started_at, last_seen) VALUES (\(nodeName), now(), now())
                 ON CONFLICT (name) DO UPDATE SET started_at = now(), last_seen = now()
@@ -53,36 +53,36 @@ public final class PostgresJobRepository: ClusterStore {
 
     // MARK: JobRepository
 
-    public func ping() throws {
-        _ = try connections.run("SELECT 1")
+    public func ping() async throws {
+        _ = try await connections.run("SELECT 1")
     }
 
-    public func allJobs() throws -> [JobSnapshot] {
-        try connections.withConnection { try allJobs(on: $0) }
+    public func allJobs() async throws -> [JobSnapshot] {
+        try await connections.withConnection { [self] connection in try await allJobs(on: connection) }
     }
 
-    func allJobs(on connection: PostgresConnection) throws -> [JobSnapshot] {
-        try connections.run("SELECT \(unescaped: Self.jobColumns) FROM job ORDER BY sequence", on: connection).rows.map(Self.snapshot)
+    func allJobs(on connection: PostgresConnection) async throws -> [JobSnapshot] {
+        try await connections.run("SELECT \(unescaped: Self.jobColumns) FROM job ORDER BY sequence", on: connection).rows.map(Self.snapshot)
     }
 
-    public func liveJobs() throws -> [JobSnapshot] {
-        try connections.withConnection { try liveJobs(on: $0) }
+    public func liveJobs() async throws -> [JobSnapshot] {
+        try await connections.withConnection { [self] connection in try await liveJobs(on: connection) }
     }
 
-    func liveJobs(on connection: PostgresConnection) throws -> [JobSnapshot] {
-        try connections.run(
+    func liveJobs(on connection: PostgresConnection) async throws -> [JobSnapshot] {
+        try await connections.run(
             """
             SELECT \(unescaped: Self.jobColumns) FROM job WHERE state IN ('queued', 'running', 'paused') ORDER BY sequence
             """, on: connection
         ).rows.map(Self.snapshot)
     }
 
-    public func page(states: Set<JobState>, limit: Int, before: String?) throws -> [JobSnapshot]? {
+    public func page(states: Set<JobState>, limit: Int, before: String?) async throws -> [JobSnapshot]? {
         let limit = max(0, limit)
-        return try connections.withConnection { connection in
+        return try await connections.withConnection { [self] connection in
             var bound = Int64.max
             if let before {
-                guard let row = try connections.run("SELECT sequence FROM job WHERE id = \(before)", on: connection).rows.first else {
+                guard let row = try await connections.run("SELECT sequence FROM job WHERE id = \(before)", on: connection).rows.first else {
                     return nil
                 }
                 bound = try row.decode(Int64.self)
@@ -90,7 +90,7 @@ public final class PostgresJobRepository: ClusterStore {
             // One state at a time from the (state, sequence) index, merged here.
             var found: [(sequence: Int64, job: JobSnapshot)] = []
             for state in states {
-                let rows = try connections.run(
+                let rows = try await connections.run(
                     """
                     SELECT \(unescaped: Self.jobColumns), sequence FROM job
                     WHERE state = \(state.rawValue) AND sequence < \(bound) ORDER BY sequence DESC LIMIT \(limit)
@@ -106,34 +106,37 @@ public final class PostgresJobRepository: ClusterStore {
 
     /// From the counts the store keeps as jobs change (`job_count`): a few rows, whatever
     /// the number of jobs.
-    public func countsByState() throws -> [JobState: Int] {
-        try connections.withConnection { try countsByState(on: $0) }
+    public func countsByState() async throws -> [JobState: Int] {
+        try await connections.withConnection { [self] connection in try await countsByState(on: connection) }
     }
 
-    func countsByState(on connection: PostgresConnection) throws -> [JobState: Int] {
+    func countsByState(on connection: PostgresConnection) async throws -> [JobState: Int] {
         var counts: [JobState: Int] = [:]
-        for row in try connections.run("SELECT state, SUM(n)::bigint FROM job_count GROUP BY state", on: connection).rows {
+        for row in try await connections.run("SELECT state, SUM(n)::bigint FROM job_count GROUP BY state", on: connection).rows {
             let (state, count) = try row.decode((String, Int64).self)
             if let state = JobState(rawValue: state) { counts[state, default: 0] += Int(count) }
         }
         return counts
     }
 
-    public func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
-        try connections.transaction { connection in
+    public func insert(_ job: JobSnapshot, idempotencyKey: String?, request: String?) async throws {
+        try await connections.transaction { [self] connection in
             if let idempotencyKey {
                 // Dated with the job it made, on the service's clock (as `jobID(since:)` is asked).
                 let now = job.createdAt.timeIntervalSince1970
-                _ = try connections.run("DELETE FROM idempotency_key WHERE created_at < \(now - IdempotencyKey.lifetime)", on: connection)
-                _ = try connections.run(
+                _ = try await connections.run(
+                    "DELETE FROM idempotency_key WHERE created_at < \(now - IdempotencyKey.lifetime)", on: connection)
+                _ = try await connections.run(
                     """
-                    INSERT INTO idempotency_key (key, job_id, created_at) VALUES (\(idempotencyKey), \(job.id), \(now))
-                    ON CONFLICT (key) DO UPDATE SET job_id = EXCLUDED.job_id, created_at = EXCLUDED.created_at
+                    INSERT INTO idempotency_key (key, job_id, created_at, request)
+                    VALUES (\(idempotencyKey), \(job.id), \(now), \(request))
+                    ON CONFLICT (key) DO UPDATE
+                    SET job_id = EXCLUDED.job_id, created_at = EXCLUDED.created_at, request = EXCLUDED.request
                     """, on: connection
                 )
             }
             let c = Columns(job)
-            _ = try connections.run(
+            _ = try await connections.run(
                 """
                 INSERT INTO job (id, url, state, filename, requested_filename, bytes_total, bytes_done, connections,
                     resumable, expected_sha256, sha256, path, error_code, error_message, priority, headers, created_at,
@@ -145,29 +148,32 @@ public final class PostgresJobRepository: ClusterStore {
                     \(c.retryAt), \(c.dependencies), \(job.limitRate), \(job.notify), \(job.proxy), \(job.insecure))
                 """, on: connection
             )
-            _ = try connections.run("SELECT pg_notify(\(PostgresSchema.channel), \(job.id))", on: connection)
+            _ = try await connections.run("SELECT pg_notify(\(PostgresSchema.channel), \(job.id))", on: connection)
         }
     }
 
-    public func jobID(idempotencyKey: String, since: Date) throws -> String? {
-        try connections.run(
-            "SELECT job_id FROM idempotency_key WHERE key = \(idempotencyKey) AND created_at >= \(since.timeIntervalSince1970)"
-        ).rows.first.map { try $0.decode(String.self) }
+    public func idempotentCreate(key: String, since: Date) async throws -> IdempotentCreate? {
+        try await connections.run(
+            "SELECT job_id, request FROM idempotency_key WHERE key = \(key) AND created_at >= \(since.timeIntervalSince1970)"
+        ).rows.first.map {
+            let (id, request) = try $0.decode((String, String?).self)
+            return IdempotentCreate(jobID: id, request: request)
+        }
     }
 
-    public func queueSettings() throws -> QueueSettings? {
-        try connections.withConnection { try queueSettings(on: $0) }
+    public func queueSettings() async throws -> QueueSettings? {
+        try await connections.withConnection { [self] connection in try await queueSettings(on: connection) }
     }
 
-    func queueSettings(on connection: PostgresConnection) throws -> QueueSettings? {
-        try connections.run("SELECT paused, max_active, limit_rate FROM queue_settings WHERE id = 1", on: connection).rows.first.map {
+    func queueSettings(on connection: PostgresConnection) async throws -> QueueSettings? {
+        try await connections.run("SELECT paused, max_active, limit_rate FROM queue_settings WHERE id = 1", on: connection).rows.first.map {
             let (paused, maxActive, limitRate) = try $0.decode((Bool, Int, Int64?).self)
             return QueueSettings(paused: paused, maxActive: maxActive, limitRate: limitRate)
         }
     }
 
-    public func saveQueueSettings(_ settings: QueueSettings) throws {
-        _ = try connections.run(
+    public func saveQueueSettings(_ settings: QueueSettings) async throws {
+        _ = try await connections.run(
             """
             WITH saved AS (
                 INSERT INTO queue_settings (id, paused, max_active, limit_rate)
@@ -182,13 +188,13 @@ public final class PostgresJobRepository: ClusterStore {
     }
 
     /// A control write with no condition (the single node's contract).
-    public func update(_ job: JobSnapshot) throws {
-        _ = try controlWrite(job, expectedState: nil)
+    public func update(_ job: JobSnapshot) async throws {
+        _ = try await controlWrite(job, expectedState: nil)
     }
 
-    public func delete(id: String, deliveries: [WebhookDelivery]) throws {
-        try connections.transaction { connection in
-            _ = try connections.run(
+    public func delete(id: String, deliveries: [WebhookDelivery]) async throws {
+        try await connections.transaction { [self] connection in
+            _ = try await connections.run(
                 """
                 WITH gone AS (DELETE FROM job WHERE id = \(id) RETURNING id),
                 removal AS (
@@ -198,17 +204,17 @@ public final class PostgresJobRepository: ClusterStore {
                 SELECT pg_notify(\(PostgresSchema.channel), id) FROM gone
                 """, on: connection
             )
-            try insert(deliveries, on: connection)
+            try await insert(deliveries, on: connection)
         }
     }
 
     /// Several finished jobs removed in one transaction (a bulk delete's page), told to every
     /// node once. Only those still finished: another node may have resumed one since the page
     /// was read, and it stays, with no `removed` delivery (the change feed shows it again).
-    public func delete(ids: [String], deliveries: [WebhookDelivery]) throws {
+    public func delete(ids: [String], deliveries: [WebhookDelivery]) async throws {
         guard !ids.isEmpty else { return }
-        try connections.transaction { connection in
-            let gone = try connections.run(
+        try await connections.transaction { [self] connection in
+            let gone = try await connections.run(
                 """
                 WITH gone AS (DELETE FROM job WHERE id = ANY(\(ids)) AND state IN ('completed', 'failed') RETURNING id),
                 removal AS (
@@ -218,21 +224,23 @@ public final class PostgresJobRepository: ClusterStore {
                 SELECT id FROM gone
                 """, on: connection
             ).rows.map { try $0.decode(String.self) }
-            if !gone.isEmpty { _ = try connections.run("SELECT pg_notify(\(PostgresSchema.channel), '')", on: connection) }
+            if !gone.isEmpty { _ = try await connections.run("SELECT pg_notify(\(PostgresSchema.channel), '')", on: connection) }
             let removed = Set(gone)
-            try insert(deliveries.filter { removed.contains($0.jobID) }, on: connection)
+            try await insert(deliveries.filter { removed.contains($0.jobID) }, on: connection)
         }
     }
 
-    public func checkpoint(id: String) throws -> DownloadCheckpoint? {
-        let text = try connections.run("SELECT checkpoint FROM job WHERE id = \(id)").rows.first.flatMap { try $0.decode(String?.self) }
+    public func checkpoint(id: String) async throws -> DownloadCheckpoint? {
+        let text = try await connections.run("SELECT checkpoint FROM job WHERE id = \(id)").rows.first.flatMap {
+            try $0.decode(String?.self)
+        }
         return text.flatMap { try? JSONDecoder().decode(DownloadCheckpoint.self, from: Data($0.utf8)) }
     }
 
-    public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws {
+    public func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) async throws {
         if let checkpoint {
             let text = String(decoding: try JSONEncoder().encode(checkpoint), as: UTF8.self)
-            _ = try connections.run(
+            _ = try await connections.run(
                 """
                 UPDATE job SET checkpoint = \(text), bytes_done = \(checkpoint.writtenBytes),
                     bytes_total = COALESCE(\(checkpoint.totalBytes), bytes_total)
@@ -240,7 +248,7 @@ public final class PostgresJobRepository: ClusterStore {
                 """
             )
         } else {
-            _ = try connections.run("UPDATE job SET checkpoint = NULL WHERE id = \(id)")
+            _ = try await connections.run("UPDATE job SET checkpoint = NULL WHERE id = \(id)")
         }
     }
 
@@ -249,10 +257,10 @@ public final class PostgresJobRepository: ClusterStore {
     /// Writes what a user's command changed, notifying every node in the same transaction.
     /// A run's own columns (bytes, speed, name from the remote) are kept while a node holds
     /// the job's lease: they are that node's to write.
-    func controlWrite(_ job: JobSnapshot, expectedState: JobState?) throws -> Bool {
+    func controlWrite(_ job: JobSnapshot, expectedState: JobState?) async throws -> Bool {
         let c = Columns(job)
         let expected = expectedState?.rawValue
-        let result = try connections.run(
+        let result = try await connections.run(
             """
             WITH changed AS (
                 UPDATE job SET url = \(job.url), state = \(job.state.rawValue),
@@ -280,14 +288,14 @@ public final class PostgresJobRepository: ClusterStore {
 
     // MARK: Webhook deliveries
 
-    public func saveDeliveries(_ deliveries: [WebhookDelivery]) throws {
+    public func saveDeliveries(_ deliveries: [WebhookDelivery]) async throws {
         guard !deliveries.isEmpty else { return }
-        try connections.transaction { connection in try insert(deliveries, on: connection) }
+        try await connections.transaction { [self] connection in try await insert(deliveries, on: connection) }
     }
 
-    private func insert(_ deliveries: [WebhookDelivery], on connection: PostgresConnection) throws {
+    private func insert(_ deliveries: [WebhookDelivery], on connection: PostgresConnection) async throws {
         for delivery in deliveries {
-            _ = try connections.run(
+            _ = try await connections.run(
                 """
                 INSERT INTO webhook_delivery (id, job_id, event, url, body, state, attempts, last_status, last_error,
                     created_at, next_attempt_at, delivered_at)
@@ -307,10 +315,10 @@ public final class PostgresJobRepository: ClusterStore {
     /// Pending deliveries no other node is sending. Those due now are claimed for this node
     /// for a minute in the same statement, so two nodes never send one delivery; one whose
     /// node died is sent by another after that minute.
-    public func pendingDeliveries() throws -> [WebhookDelivery] {
+    public func pendingDeliveries() async throws -> [WebhookDelivery] {
         let now = Date().timeIntervalSince1970
-        return try connections.transaction { connection in
-            _ = try connections.run(
+        return try await connections.transaction { [self] connection in
+            _ = try await connections.run(
                 """
                 UPDATE webhook_delivery SET claimed_until = now() + interval '1 minute', claimed_by = \(nodeName)
                 WHERE id IN (
@@ -321,7 +329,7 @@ public final class PostgresJobRepository: ClusterStore {
                 )
                 """, on: connection
             )
-            let rows = try connections.run(
+            let rows = try await connections.run(
                 """
                 SELECT \(unescaped: Self.deliveryColumns), claimed_by = \(nodeName) AS mine FROM webhook_delivery
                 WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < now() OR claimed_by = \(nodeName))
@@ -341,8 +349,8 @@ public final class PostgresJobRepository: ClusterStore {
         }
     }
 
-    public func deliveries(jobID: String) throws -> [WebhookDelivery] {
-        try connections.run(
+    public func deliveries(jobID: String) async throws -> [WebhookDelivery] {
+        try await connections.run(
             "SELECT \(unescaped: Self.deliveryColumns) FROM webhook_delivery WHERE job_id = \(jobID) ORDER BY created_at, id"
         ).rows.compactMap(Self.delivery)
     }

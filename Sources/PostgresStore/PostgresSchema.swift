@@ -207,27 +207,30 @@ enum PostgresSchema {
                     WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION sluice_job_count_moved()
                 """,
             ]),
+        Migration(
+            version: 6, name: "the request an idempotency key made its job from",
+            statements: ["ALTER TABLE idempotency_key ADD COLUMN request text"]),
     ]
 
     /// Applies what is missing; returns the versions applied.
-    static func migrate(_ connections: PostgresConnections) throws -> [Int] {
-        try connections.transaction { connection in
-            _ = try connections.run("SELECT pg_advisory_xact_lock(\(migrationLock))", on: connection)
-            _ = try connections.run(
+    static func migrate(_ connections: PostgresConnections) async throws -> [Int] {
+        try await connections.transaction { [self] connection in
+            _ = try await connections.run("SELECT pg_advisory_xact_lock(\(migrationLock))", on: connection)
+            _ = try await connections.run(
                 """
                 CREATE TABLE IF NOT EXISTS sluice_schema (
                     version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now()
                 )
                 """, on: connection
             )
-            let rows = try connections.run("SELECT COALESCE(MAX(version), 0) FROM sluice_schema", on: connection)
+            let rows = try await connections.run("SELECT COALESCE(MAX(version), 0) FROM sluice_schema", on: connection)
             let current = try rows.rows.first.map { try $0.decode(Int.self) } ?? 0
             var applied: [Int] = []
             for migration in migrations where migration.version > current {
                 for statement in migration.statements {
-                    _ = try connections.run(PostgresQuery(unsafeSQL: statement), on: connection)
+                    _ = try await connections.run(PostgresQuery(unsafeSQL: statement), on: connection)
                 }
-                _ = try connections.run(
+                _ = try await connections.run(
                     "INSERT INTO sluice_schema (version, name) VALUES (\(migration.version), \(migration.name))", on: connection
                 )
                 applied.append(migration.version)

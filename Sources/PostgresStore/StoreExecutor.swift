@@ -1,11 +1,11 @@
 import JobService
 
-/// Where the PostgreSQL pool's tasks run (`PostgresClient.run()` and every lease): threads
-/// of their own (`StoreThreads`, which grow while all are busy), never the cooperative pool.
-/// The store is called synchronously, from threads that wait for a lease (a store thread,
-/// the scheduler's, at start the main task on the pool itself); a lease that needed a pool
-/// thread to run could wait for the very thread that waits for it (every PostgreSQL suite of
-/// the test process hung that way).
+/// Where the PostgreSQL pool's tasks run (`PostgresClient.run()`, every lease and its
+/// statements): threads of their own (`StoreThreads`, which grow while all are busy), never
+/// the cooperative pool. Nothing waits on them (every call is awaited), but the pool's own
+/// work (connecting, lending, the answers of statements) must not queue behind whatever
+/// keeps the cooperative pool's two threads busy: in the whole test suite, PostgreSQL calls
+/// then missed their 10 s deadlines with the database idle.
 final class StoreExecutor: TaskExecutor {
     static let shared = StoreExecutor()
 

@@ -124,6 +124,17 @@ public struct ServiceConfiguration: Sendable {
         }
     }
 
+    /// What the log warns of at a start: a `--webhook` whose name is loopback by definition
+    /// (`localhost`, `*.localhost`, RFC 6761) where loopback is refused. The service starts;
+    /// each delivery to it fails at its first attempt (`forbidden_target`).
+    public var webhookWarning: String? {
+        guard let webhookURL, let host = (try? EndpointURL(webhookURL, schemes: EndpointURL.webhookSchemes, field: "webhook"))?.host,
+            targetPolicy.refusesLoopbackName(host)
+        else { return nil }
+        return
+            "--webhook names \(host), a loopback name this service may not reach: every delivery to it will fail (see --allow-private-networks)"
+    }
+
     public var cacheDirectory: String { dataDirectory + "/cache" }
     public var documentsDirectory: String { dataDirectory + "/documents" }
 }

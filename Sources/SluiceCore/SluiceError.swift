@@ -32,6 +32,8 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let headersTooLarge = Code(rawValue: "headers_too_large")
         /// 409: a job's `after` would make a cycle of dependencies.
         public static let dependencyCycle = Code(rawValue: "dependency_cycle")
+        /// An `Idempotency-Key` sent again with a different request.
+        public static let idempotencyKeyReused = Code(rawValue: "idempotency_key_reused")
 
         // Download failures.
         public static let httpStatus = Code(rawValue: "http_status")

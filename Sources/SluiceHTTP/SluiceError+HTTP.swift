@@ -17,6 +17,7 @@ extension SluiceError: ResponseGenerator, HTTPResponseError {
         case .methodNotAllowed: .methodNotAllowed
         case .invalidTransition, .dependencyCycle, .remoteChanged: .conflict
         case .payloadTooLarge: .contentTooLarge
+        case .idempotencyKeyReused: .unprocessableContent
         case .unsupportedMediaType: .unsupportedMediaType
         default: .internalServerError
         }

@@ -48,9 +48,10 @@ public struct SluiceService: Sendable {
 public func buildService(
     configuration: ServiceConfiguration, logger: Logger,
     onListening: @escaping @Sendable (String) async -> Void = { _ in }
-) throws -> SluiceService {
+) async throws -> SluiceService {
     // Before anything is created on disk.
     try configuration.validate()
+    if let warning = configuration.webhookWarning { logger.warning("\(warning)") }
     for directory in [
         configuration.dataDirectory, configuration.cacheDirectory, configuration.documentsDirectory, configuration.originRoot,
     ] {
@@ -77,7 +78,10 @@ public func buildService(
         connectionsPerHost: configuration.maxConnectionsPerHost, proxies: configuration.proxies, trust: trust, metrics: metrics
     )
     let hostConnections = HostConnections(limit: configuration.maxConnectionsPerHost) { host, count in
-        Gauge(label: "sluice_host_connections", dimensions: [("host", host)], factory: metrics).record(count)
+        let gauge = Gauge(label: "sluice_host_connections", dimensions: [("host", host)], factory: metrics)
+        // A host back at no connection drops its series: kept at 0, there was one for every
+        // host ever contacted.
+        if count == 0 { gauge.destroy() } else { gauge.record(count) }
     }
     var schedulerConfiguration = JobScheduler.Configuration(
         cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
@@ -91,7 +95,7 @@ public func buildService(
     schedulerConfiguration.allowInsecureTLS = configuration.allowInsecureTLS
     let repository: any JobRepository
     if let store = configuration.store {
-        repository = try PostgresJobRepository(
+        repository = try await PostgresJobRepository(
             location: store, nodeName: configuration.nodeName, leaseDuration: configuration.lease, trust: trust, logger: logger
         )
         logger.info("node \(configuration.nodeName) of the cluster on \(store.redacted)")
@@ -103,7 +107,7 @@ public func buildService(
         repository: repository, client: client, clock: configuration.clock, metrics: metrics, logger: logger
     )
     let storeHealth = StoreHealth(repository: repository)
-    let scheduler = try JobScheduler(
+    let scheduler = try await JobScheduler(
         configuration: schedulerConfiguration, repository: repository, client: client, webhooks: webhooks,
         storeHealth: storeHealth, metrics: metrics, logger: logger
     )

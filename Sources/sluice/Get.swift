@@ -64,7 +64,7 @@ struct Get: AsyncParsableCommand {
         guard (1...16).contains(connections) else { throw ValidationError("-x must be between 1 and 16") }
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             components.host?.isEmpty == false
-        else { throw ValidationError("not an absolute URL: \(url)") }
+        else { throw ValidationError("not an absolute URL: \(URLCredentials.redacted(url))") }
         guard scheme == "http" || scheme == "https" else { throw ValidationError("unsupported scheme \(scheme): use http or https") }
         guard retryWait >= 0, retryWait <= 60 else { throw ValidationError("--retry-wait must be 0...60 seconds") }
         if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {

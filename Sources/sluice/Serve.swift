@@ -253,7 +253,7 @@ struct Serve: AsyncParsableCommand {
         logger.logLevel = Environment.string("SLUICE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
         let service: SluiceService
         do {
-            service = try buildService(configuration: configuration, logger: logger) { url in
+            service = try await buildService(configuration: configuration, logger: logger) { url in
                 printLine("Sluice listening on \(url)")
             }
         } catch let error as SluiceError {

@@ -94,6 +94,26 @@ import NIOHTTP1
         try await fetcher.shutdown()
     }
 
+    /// Issue 21: through a proxy the proxy resolves names, so `localhost` reached the proxy
+    /// host's own loopback services where loopback is refused. A loopback name (RFC 6761) is
+    /// refused before any proxy is asked; the proxy hears nothing.
+    @Test func loopbackNamesAreNeverHandedToAProxy() async throws {
+        let proxy = try await TestHTTPProxy()
+        let settings = ProxySettings(proxy: try EndpointURL.proxy("http://127.0.0.1:\(proxy.port)", field: "proxy"))
+        let fetcher = Fetcher(policy: .publicOnly, stallTimeout: 5, proxies: settings)
+        for host in ["localhost", "LocalHost.", "api.localhost"] {
+            do {
+                _ = try await Self.get(fetcher, "http://\(host):9/x")
+                Issue.record("\(host) was fetched")
+            } catch let error as SluiceError {
+                #expect(error.code == .forbiddenTarget, "\(host): \(error)")
+            }
+        }
+        #expect(proxy.entries.isEmpty)
+        try await fetcher.shutdown()
+        try await proxy.shutdown()
+    }
+
     @Test func tooManyRedirectsStopAtTen() async throws {
         let log = HeaderLog()
         try await Self.withRedirector(host: "127.0.0.1", log: log) { port in

@@ -141,27 +141,47 @@ import Testing
         }
     }
 
-    @Test func credentialsStayWithTheJobsOriginForEverySegment() async throws {
+    /// Downloads a file through a redirect from a "home" origin (the job URL's, with
+    /// `userinfo` in it) to another: what the other origin's segment requests carried, and
+    /// what the home origin was sent.
+    static func downloadThroughRedirect(
+        userinfo: String = "", headers: [String: String] = [:]
+    ) async throws -> (segments: [HTTPFields], home: [(path: String, headers: HTTPFields, authority: String?)]) {
         let log = Log()
         let script = Script(version: { _ in 0 }, validators: { _ in [.eTag: "\"v0\""] })
         let home = FetcherTests.HeaderLog()
         try await withTemporaryDirectory { directory in
             try await Self.withScriptedOrigin(script, log: log) { originPort in
                 try await FetcherTests.withRedirector(host: "127.0.0.1", log: home) { homePort in
-                    let url = "http://127.0.0.1:\(homePort)/to?url=http://127.0.0.1:\(originPort)/file"
-                    let credentials = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
-                    let result = try await Self.download(url, in: directory, headers: credentials)
+                    let url = "http://\(userinfo)127.0.0.1:\(homePort)/to?url=http://127.0.0.1:\(originPort)/file"
+                    let result = try await Self.download(url, in: directory, headers: headers)
                     #expect(result.sha256 == Self.sha256(version: 0))
                 }
             }
         }
         #expect(log.all.count > 1, "no segment requests were made")
-        for fields in log.all {
+        #expect(!home.all.isEmpty)
+        return (log.all, home.all)
+    }
+
+    @Test func credentialsStayWithTheJobsOriginForEverySegment() async throws {
+        let credentials = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
+        let (segments, home) = try await Self.downloadThroughRedirect(headers: credentials)
+        for fields in segments {
             #expect(fields[.authorization] == nil)
             #expect(fields[.cookie] == nil)
             #expect(fields[HTTPField.Name("X-Other")!] == "kept")
         }
-        #expect(home.all.allSatisfy { $0.headers[.authorization] == "Bearer secret" })
+        #expect(home.allSatisfy { $0.headers[.authorization] == "Bearer secret" })
+    }
+
+    /// Issue 21: a URL's `user:password@` was not sent at all (curl sends it as `Basic`) and
+    /// was logged as it was. It goes as `Basic`, decoded, to the URL's origin only: not to
+    /// the origin a redirect leads to, not in the request's URL.
+    @Test func credentialsInTheURLGoAsBasicToItsOriginOnly() async throws {
+        let (segments, home) = try await Self.downloadThroughRedirect(userinfo: "user:p%40ss@")
+        for fields in segments { #expect(fields[.authorization] == nil) }
+        #expect(home.allSatisfy { $0.headers[.authorization] == "Basic dXNlcjpwQHNz" })
     }
 
     /// Issue 10: an announced length near Int64.max crashed the process (and again at every

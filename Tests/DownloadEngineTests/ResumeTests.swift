@@ -6,6 +6,24 @@ import Synchronization
 import Testing
 
 @Suite struct ResumeTests {
+    /// Issue 21, by reading: the partial file was opened following a symbolic link, so one
+    /// planted in the cache directory made a download write wherever it pointed. It is not
+    /// followed: the download fails, and the file it points to is untouched.
+    @Test func aSymbolicLinkAsThePartialFileIsNotFollowed() async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            let elsewhere = harness.directory.path + "/elsewhere"
+            try Data("keep".utf8).write(to: URL(fileURLWithPath: elsewhere))
+            try FileManager.default.createSymbolicLink(atPath: harness.cache + "/job.part", withDestinationPath: elsewhere)
+            do {
+                _ = try await harness.download("/testdata/64K", name: "job").run()
+                Issue.record("the download wrote through the link")
+            } catch let error as SluiceError {
+                #expect(error.code == .io, "\(error)")
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: elsewhere)) == Data("keep".utf8))
+        }
+    }
+
     @Test func pauseByCancellationThenResumeKeepsTheBytes() async throws {
         let recorder = RequestRecorder()
         try await EngineHarness.with(recorder: recorder) { (harness: EngineHarness) async throws in

@@ -11,10 +11,10 @@ import Testing
         DownloadCheckpoint(url: "https://example.com/\(id)", totalBytes: 1 << 20, acceptsRanges: true, written: [0..<bytes])
     }
 
-    static func store(jobs: Int) throws -> InMemoryJobRepository {
+    static func store(jobs: Int) async throws -> InMemoryJobRepository {
         let store = InMemoryJobRepository()
         for index in 0..<jobs {
-            try store.insert(
+            try await store.insert(
                 JobSnapshot(
                     id: "j\(index)", url: "https://example.com/j\(index)", state: .running, connections: 1, priority: 0, createdAt: Date()))
         }
@@ -24,7 +24,7 @@ import Testing
     /// Sixteen runs checkpoint while a commit is under way: theirs go in one more commit,
     /// not sixteen, and each save returns only once its own is stored.
     @Test func savesThatComeDuringACommitGoTogetherInTheNext() async throws {
-        let store = try Self.store(jobs: 17)
+        let store = try await Self.store(jobs: 17)
         let writer = CheckpointWriter(repository: store)
         store.freeze()
         let first = Task { try await writer.save(Self.checkpoint("j0", bytes: 1), id: "j0") }
@@ -42,24 +42,24 @@ import Testing
         for task in others { try await task.value }
         #expect(store.calls["saveCheckpoints"] == 2)
         #expect(writer.commits == 2)
-        for index in 1...16 { #expect(try store.checkpoint(id: "j\(index)")?.writtenBytes == Int64(index) * 100) }
+        for index in 1...16 { #expect(try await store.checkpoint(id: "j\(index)")?.writtenBytes == Int64(index) * 100) }
     }
 
     /// A save with no commit under way starts one at once, and a save from a cancelled task
     /// (a pause's last checkpoint) is written like any other.
     @Test func aLoneSaveCommitsAtOnceEvenFromACancelledTask() async throws {
-        let store = try Self.store(jobs: 1)
+        let store = try await Self.store(jobs: 1)
         let writer = CheckpointWriter(repository: store)
         try await writer.save(Self.checkpoint("j0", bytes: 10), id: "j0")
-        #expect(try store.checkpoint(id: "j0")?.writtenBytes == 10)
+        #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 10)
         let cancelled = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             try await writer.save(Self.checkpoint("j0", bytes: 20), id: "j0")
         }
         try await cancelled.value
-        #expect(try store.checkpoint(id: "j0")?.writtenBytes == 20)
+        #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 20)
         try await writer.save(nil, id: "j0")
-        #expect(try store.checkpoint(id: "j0") == nil)
+        #expect(try await store.checkpoint(id: "j0") == nil)
         #expect(writer.commits == 3)
     }
 }

@@ -21,20 +21,20 @@ import Testing
     }
 
     /// A store of five finished and two paused jobs (`p2` waits for `c1`).
-    static func store() throws -> InMemoryJobRepository {
+    static func store() async throws -> InMemoryJobRepository {
         let store = InMemoryJobRepository()
         let jobs = [
             job("c0", .completed, second: 0), job("c1", .completed, second: 1), job("f2", .failed, second: 2),
             job("p3", .paused, second: 3), job("c4", .completed, second: 4), job("f5", .failed, second: 5),
             job("p6", .paused, second: 6, after: ["c1"]),
         ]
-        for job in jobs { try store.insert(job) }
+        for job in jobs { try await store.insert(job) }
         return store
     }
 
     @Test func aStartLoadsLiveJobsOnlyAndReadsFinishedOnesFromTheStore() async throws {
         try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
-            let store = try Self.store()
+            let store = try await Self.store()
             try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
                 #expect(store.calls["allJobs"] == nil)
                 #expect(store.calls["liveJobs"] == 1)
@@ -48,7 +48,7 @@ import Testing
                 #expect(try await scheduler.list(limit: 4, after: "c4").map(\.id) == ["p3", "f2", "c1", "c0"])
                 #expect(try await scheduler.list(limit: 2, after: "p3").map(\.id) == ["f2", "c1"])
                 // A key that made a job now finished still names it.
-                try store.insert(Self.job("k7", .completed, second: 7), idempotencyKey: "key-7")
+                try await store.insert(Self.job("k7", .completed, second: 7), idempotencyKey: "key-7")
                 let replay = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/other"), idempotencyKey: "key-7")
                 #expect(replay.replayed && replay.job.id == "k7")
                 // CONTRACT §3: the event stream's first snapshot has the stored jobs too, oldest
@@ -67,7 +67,7 @@ import Testing
 
     @Test func commandsOnAStoredJobReadItBackAndLetItGoAgain() async throws {
         try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
-            let store = try Self.store()
+            let store = try await Self.store()
             try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
                 // A completed job refuses a pause (409), not "no job" (404).
                 let refusal = await #expect(throws: SluiceError.self) { try await scheduler.pause(id: "c0") }
@@ -80,12 +80,12 @@ import Testing
                 #expect(scheduler.countsByState()[.failed] == 1)
                 // A delete of a stored one removes it from the store and the counts.
                 try await scheduler.delete(id: "c4", deleteFile: false)
-                #expect(try store.job(id: "c4") == nil)
+                #expect(try await store.job(id: "c4") == nil)
                 #expect(scheduler.countsByState()[.completed] == 2)
                 // Deleting every completed job reaches the stored ones.
                 #expect(try await scheduler.deleteAll(states: [.completed], deleteFile: false) == 2)
                 #expect(scheduler.countsByState()[.completed, default: 0] == 0)
-                #expect(try store.countsByState()[.completed] == nil)
+                #expect(try await store.countsByState()[.completed] == nil)
             }
         }
     }
@@ -96,9 +96,9 @@ import Testing
     @Test func clearingManyStoredJobsRemovesThemAPageAtATime() async throws {
         try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
             let store = InMemoryJobRepository()
-            for index in 0..<1200 { try store.insert(Self.job("c\(index)", .completed, second: Double(index))) }
-            try store.insert(Self.job("f", .failed, second: 2000))
-            try store.insert(Self.job("w", .paused, second: 2001, after: ["c7"]))
+            for index in 0..<1200 { try await store.insert(Self.job("c\(index)", .completed, second: Double(index))) }
+            try await store.insert(Self.job("f", .failed, second: 2000))
+            try await store.insert(Self.job("w", .paused, second: 2001, after: ["c7"]))
             try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
                 let events = try await scheduler.subscribe()
                 defer { events.changes.cancel() }
@@ -107,7 +107,7 @@ import Testing
                 #expect(store.calls["delete"] == 1, "only the job another waits for goes alone")
                 #expect(scheduler.countsByState()[.completed, default: 0] == 0)
                 #expect(scheduler.countsByState()[.failed] == 1)
-                #expect(try store.countsByState()[.completed] == nil)
+                #expect(try await store.countsByState()[.completed] == nil)
                 #expect(scheduler.jobs.count == 1, "only the live job is held")
                 #expect(scheduler.jobs["w"]?.after == [], "the job that waited for c7 forgets it")
                 #expect(try await scheduler.job(id: "c100") == nil)
@@ -119,7 +119,7 @@ import Testing
     /// `after`, and was taken as waiting for a completed job.
     @Test func aDeletedDependencyCannotBeNamedAgain() async throws {
         try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
-            let store = try Self.store()
+            let store = try await Self.store()
             try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
                 // p6 waits for c1, which the store holds alone.
                 try await scheduler.delete(id: "c1", deleteFile: false)
@@ -139,12 +139,12 @@ import Testing
     @Test func aShutdownEndsAClearBetweenTwoPages() async throws {
         try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
             let store = InMemoryJobRepository()
-            for index in 0..<3000 { try store.insert(Self.job("c\(index)", .completed, second: Double(index))) }
+            for index in 0..<3000 { try await store.insert(Self.job("c\(index)", .completed, second: Double(index))) }
             for name in ["cache", "documents"] {
                 try FileManager.default.createDirectory(atPath: directory.path + "/" + name, withIntermediateDirectories: true)
             }
             let client = Fetcher()
-            let scheduler = try JobScheduler(
+            let scheduler = try await JobScheduler(
                 configuration: .init(cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents"),
                 repository: store, client: client
             )
@@ -165,7 +165,7 @@ import Testing
             try await client.shutdown()
             #expect(cleared < 3000, "the clear went on past the shutdown")
             #expect(cleared >= 500)
-            #expect(try store.countsByState()[.completed, default: 0] == 3000 - cleared)
+            #expect(try await store.countsByState()[.completed, default: 0] == 3000 - cleared)
         }
     }
 
@@ -174,8 +174,8 @@ import Testing
     @Test func aBulkResumeKeepsAStoredDependencyOfAStoredJob() async throws {
         try await withTemporaryDirectory { (directory: TemporaryDirectory) async throws in
             let store = InMemoryJobRepository()
-            try store.insert(Self.job("d", .completed, second: 0))
-            try store.insert(Self.job("f", .failed, second: 1, after: ["d"]))
+            try await store.insert(Self.job("d", .completed, second: 0))
+            try await store.insert(Self.job("f", .failed, second: 1, after: ["d"]))
             try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
                 _ = try await scheduler.pauseAll(.states([.failed]))
                 #expect(scheduler.jobs["f"]?.state == .paused)
@@ -194,7 +194,7 @@ import Testing
             for (index, name) in ["a.bin", "b.bin", "../escape.bin"].enumerated() {
                 var job = Self.job("c\(index)", .completed, second: Double(index))
                 job.path = name
-                try store.insert(job)
+                try await store.insert(job)
             }
             try await JobServiceTests.withScheduler(directory, store: store) { (scheduler: JobScheduler) async throws in
                 let documents = directory.path + "/documents"

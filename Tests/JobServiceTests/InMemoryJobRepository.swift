@@ -11,7 +11,7 @@ import Testing
 final class InMemoryJobRepository: JobRepository {
     struct Storage {
         var jobs: [(job: JobSnapshot, checkpoint: DownloadCheckpoint?)] = []
-        var keys: [String: (id: String, at: Date)] = [:]
+        var keys: [String: (id: String, at: Date, request: String?)] = [:]
         var settings: QueueSettings?
         var deliveries: [WebhookDelivery] = []
         var calls: [String: Int] = [:]
@@ -28,6 +28,9 @@ final class InMemoryJobRepository: JobRepository {
     var calls: [String: Int] { storage.withLock { $0.calls } }
 
     func freeze() { frozen.withLock { $0 = true } }
+    /// While set, every call fails at once as a store that refuses connections does.
+    private let failing = Mutex(false)
+    func fail(_ fails: Bool) { failing.withLock { $0 = fails } }
     func thaw() { frozen.withLock { $0 = false } }
 
     /// While set, a save of a placement intent waits: the store stalls just as a run, its
@@ -43,7 +46,7 @@ final class InMemoryJobRepository: JobRepository {
 
     /// Waits while `held`, for at most a minute: a test that fails before it lets the store
     /// go records it here and goes on, where it would hang the whole test run.
-    private func waitWhile(_ held: borrowing Mutex<Bool>) {
+    private func waitWhile(_ held: borrowing Mutex<Bool>) async {
         guard held.withLock({ $0 }) else { return }
         waitingCalls.withLock { $0 += 1 }
         let deadline = ContinuousClock.now + .seconds(60)
@@ -52,29 +55,30 @@ final class InMemoryJobRepository: JobRepository {
                 Issue.record("a store call was held for a minute: the test never let it go")
                 break
             }
-            usleep(1000)
+            try? await Task.sleep(for: .milliseconds(1))
         }
         waitingCalls.withLock { $0 -= 1 }
     }
 
-    private func call<T>(_ name: String, _ body: (inout Storage) throws -> T) rethrows -> T {
-        waitWhile(frozen)
+    private func call<T>(_ name: String, _ body: (inout Storage) throws -> T) async throws -> T {
+        await waitWhile(frozen)
+        if failing.withLock({ $0 }) { throw SluiceError(.storeUnavailable, "the in-memory store is failing") }
         return try storage.withLock { storage in
             storage.calls[name, default: 0] += 1
             return try body(&storage)
         }
     }
 
-    func allJobs() throws -> [JobSnapshot] { call("allJobs") { $0.jobs.map(\.job) } }
+    func allJobs() async throws -> [JobSnapshot] { try await call("allJobs") { $0.jobs.map(\.job) } }
 
-    func job(id: String) throws -> JobSnapshot? { call("job") { $0.jobs.first { $0.job.id == id }?.job } }
+    func job(id: String) async throws -> JobSnapshot? { try await call("job") { $0.jobs.first { $0.job.id == id }?.job } }
 
-    func liveJobs() throws -> [JobSnapshot] {
-        call("liveJobs") { $0.jobs.map(\.job).filter { [.queued, .running, .paused].contains($0.state) } }
+    func liveJobs() async throws -> [JobSnapshot] {
+        try await call("liveJobs") { $0.jobs.map(\.job).filter { [.queued, .running, .paused].contains($0.state) } }
     }
 
-    func page(states: Set<JobState>, limit: Int, before: String?) throws -> [JobSnapshot]? {
-        call("page") { storage in
+    func page(states: Set<JobState>, limit: Int, before: String?) async throws -> [JobSnapshot]? {
+        try await call("page") { storage in
             var end = storage.jobs.count
             if let before {
                 guard let index = storage.jobs.firstIndex(where: { $0.job.id == before }) else { return nil }
@@ -84,12 +88,12 @@ final class InMemoryJobRepository: JobRepository {
         }
     }
 
-    func countsByState() throws -> [JobState: Int] {
-        call("countsByState") { storage in Dictionary(grouping: storage.jobs, by: \.job.state).mapValues(\.count) }
+    func countsByState() async throws -> [JobState: Int] {
+        try await call("countsByState") { storage in Dictionary(grouping: storage.jobs, by: \.job.state).mapValues(\.count) }
     }
 
-    func insert(_ job: JobSnapshot, idempotencyKey: String?) throws {
-        try call("insert") { storage in
+    func insert(_ job: JobSnapshot, idempotencyKey: String?, request: String?) async throws {
+        try await call("insert") { storage in
             guard !storage.jobs.contains(where: { $0.job.id == job.id }) else {
                 throw SluiceError(.invalidField, "job \(job.id) exists")
             }
@@ -97,52 +101,54 @@ final class InMemoryJobRepository: JobRepository {
             if let idempotencyKey {
                 let now = job.createdAt
                 storage.keys = storage.keys.filter { now.timeIntervalSince($0.value.at) < IdempotencyKey.lifetime }
-                storage.keys[idempotencyKey] = (job.id, now)
+                storage.keys[idempotencyKey] = (job.id, now, request)
             }
         }
     }
 
-    func jobID(idempotencyKey: String, since: Date) throws -> String? {
-        call("jobID") { storage in storage.keys[idempotencyKey].flatMap { $0.at >= since ? $0.id : nil } }
+    func idempotentCreate(key: String, since: Date) async throws -> IdempotentCreate? {
+        try await call("idempotentCreate") { storage in
+            storage.keys[key].flatMap { $0.at >= since ? IdempotentCreate(jobID: $0.id, request: $0.request) : nil }
+        }
     }
 
-    func queueSettings() throws -> QueueSettings? { call("queueSettings") { $0.settings } }
-    func saveQueueSettings(_ settings: QueueSettings) throws { call("saveQueueSettings") { $0.settings = settings } }
+    func queueSettings() async throws -> QueueSettings? { try await call("queueSettings") { $0.settings } }
+    func saveQueueSettings(_ settings: QueueSettings) async throws { try await call("saveQueueSettings") { $0.settings = settings } }
 
-    func update(_ job: JobSnapshot) throws {
-        call("update") { storage in
+    func update(_ job: JobSnapshot) async throws {
+        try await call("update") { storage in
             guard let index = storage.jobs.firstIndex(where: { $0.job.id == job.id }) else { return }
             storage.jobs[index].job = job
         }
     }
 
-    func delete(id: String, deliveries: [WebhookDelivery]) throws {
-        call("delete") { storage in
+    func delete(id: String, deliveries: [WebhookDelivery]) async throws {
+        try await call("delete") { storage in
             storage.jobs.removeAll { $0.job.id == id }
             storage.deliveries += deliveries
         }
     }
 
-    func delete(ids: [String], deliveries: [WebhookDelivery]) throws {
-        waitWhile(bulkDeletesHeld)
-        call("deleteMany") { storage in
+    func delete(ids: [String], deliveries: [WebhookDelivery]) async throws {
+        await waitWhile(bulkDeletesHeld)
+        try await call("deleteMany") { storage in
             let gone = Set(ids)
             storage.jobs.removeAll { gone.contains($0.job.id) }
             storage.deliveries += deliveries
         }
     }
 
-    func checkpoint(id: String) throws -> DownloadCheckpoint? {
-        call("checkpoint") { storage in storage.jobs.first { $0.job.id == id }?.checkpoint }
+    func checkpoint(id: String) async throws -> DownloadCheckpoint? {
+        try await call("checkpoint") { storage in storage.jobs.first { $0.job.id == id }?.checkpoint }
     }
 
-    func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) throws {
-        try saveCheckpoints([CheckpointWrite(id: id, checkpoint: checkpoint)])
+    func saveCheckpoint(_ checkpoint: DownloadCheckpoint?, id: String) async throws {
+        try await saveCheckpoints([CheckpointWrite(id: id, checkpoint: checkpoint)])
     }
 
-    func saveCheckpoints(_ writes: [CheckpointWrite]) throws {
-        if writes.contains(where: { $0.checkpoint?.placement != nil }) { waitWhile(placementsHeld) }
-        call("saveCheckpoints") { storage in
+    func saveCheckpoints(_ writes: [CheckpointWrite]) async throws {
+        if writes.contains(where: { $0.checkpoint?.placement != nil }) { await waitWhile(placementsHeld) }
+        try await call("saveCheckpoints") { storage in
             for write in writes {
                 guard let index = storage.jobs.firstIndex(where: { $0.job.id == write.id }) else { continue }
                 storage.jobs[index].checkpoint = write.checkpoint
@@ -154,8 +160,8 @@ final class InMemoryJobRepository: JobRepository {
         }
     }
 
-    func saveDeliveries(_ deliveries: [WebhookDelivery]) throws {
-        call("saveDeliveries") { storage in
+    func saveDeliveries(_ deliveries: [WebhookDelivery]) async throws {
+        try await call("saveDeliveries") { storage in
             for delivery in deliveries {
                 if let index = storage.deliveries.firstIndex(where: { $0.id == delivery.id }) {
                     storage.deliveries[index] = delivery
@@ -166,18 +172,18 @@ final class InMemoryJobRepository: JobRepository {
         }
     }
 
-    func pendingDeliveries() throws -> [WebhookDelivery] {
-        call("pendingDeliveries") { storage in
+    func pendingDeliveries() async throws -> [WebhookDelivery] {
+        try await call("pendingDeliveries") { storage in
             storage.deliveries.filter { $0.state == .pending }
                 .sorted { ($0.nextAttemptAt ?? .distantPast, $0.createdAt) < ($1.nextAttemptAt ?? .distantPast, $1.createdAt) }
         }
     }
 
-    func deliveries(jobID: String) throws -> [WebhookDelivery] {
-        call("deliveries") { storage in
+    func deliveries(jobID: String) async throws -> [WebhookDelivery] {
+        try await call("deliveries") { storage in
             storage.deliveries.filter { $0.jobID == jobID }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
         }
     }
 
-    func ping() throws { call("ping") { _ in } }
+    func ping() async throws { try await call("ping") { _ in } }
 }

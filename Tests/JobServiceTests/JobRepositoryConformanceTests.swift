@@ -18,13 +18,13 @@ import Testing
     }
 
     /// A fresh, empty store of `kind`; nil when PostgreSQL cannot run here.
-    static func open(_ kind: Store, in directory: TemporaryDirectory) throws -> (any JobRepository)? {
+    static func open(_ kind: Store, in directory: TemporaryDirectory) async throws -> (any JobRepository)? {
         switch kind {
         case .sqlite:
             return try SQLiteJobRepository(path: directory.path + "/jobs.sqlite")
         case .postgres:
             guard TestPostgres.unavailable == nil else { return nil }
-            return try PostgresJobRepository(
+            return try await PostgresJobRepository(
                 location: try PostgresLocation(try TestPostgres.newDatabase()), nodeName: "conformance",
                 logger: Logger(label: "conformance")
             )
@@ -35,12 +35,12 @@ import Testing
 
     static func withStore(_ kind: Store, _ body: (any JobRepository) async throws -> Void) async throws {
         try await withTemporaryDirectory { directory in
-            guard let store = try open(kind, in: directory) else {
+            guard let store = try await open(kind, in: directory) else {
                 print("conformance: \(kind) skipped: \(TestPostgres.unavailable ?? "")")
                 return
             }
             try await body(store)
-            (store as? any ClusterStore)?.close(removingNode: true)
+            await (store as? any ClusterStore)?.close(removingNode: true)
         }
     }
 
@@ -67,15 +67,15 @@ import Testing
 
     @Test(arguments: Store.allCases) func jobsComeBackInTheirOrderWithEveryField(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
-            try store.insert(Self.job("a", second: 0))
-            try store.insert(Self.job("b", second: 1))
-            try store.insert(Self.job("c", second: 2))
+            try await store.insert(Self.job("a", second: 0))
+            try await store.insert(Self.job("b", second: 1))
+            try await store.insert(Self.job("c", second: 2))
             var failed = Self.job("b", state: .failed, second: 1)
             failed.error = .init(code: "network", message: "reset")
             failed.bytesDone = 10
-            try store.update(failed)
-            try store.delete(id: "c")
-            let jobs = try store.allJobs()
+            try await store.update(failed)
+            try await store.delete(id: "c")
+            let jobs = try await store.allJobs()
             #expect(jobs.map(\.id) == ["a", "b"])
             #expect(jobs.first == Self.job("a", second: 0))
             #expect(jobs.last?.state == .failed)
@@ -104,20 +104,20 @@ import Testing
             job.limitRate = 123_456
             job.proxy = "http://proxy.example.com:3128"
             job.insecure = true
-            try store.insert(Self.job("a"))
-            try store.insert(job)
-            let back = try store.allJobs().first { $0.id == "full" }
+            try await store.insert(Self.job("a"))
+            try await store.insert(job)
+            let back = try await store.allJobs().first { $0.id == "full" }
             #expect(back == job)
         }
     }
 
     @Test(arguments: Store.allCases) func aDeleteStoresItsDeliveriesWithIt(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
-            try store.insert(Self.job("a"))
-            try store.delete(id: "a", deliveries: [Self.delivery("d1", job: "a", second: 5)])
-            #expect(try store.allJobs().isEmpty)
-            #expect(try store.deliveries(jobID: "a").map(\.id) == ["d1"])
-            #expect(try store.pendingDeliveries().map(\.id) == ["d1"])
+            try await store.insert(Self.job("a"))
+            try await store.delete(id: "a", deliveries: [Self.delivery("d1", job: "a", second: 5)])
+            #expect(try await store.allJobs().isEmpty)
+            #expect(try await store.deliveries(jobID: "a").map(\.id) == ["d1"])
+            #expect(try await store.pendingDeliveries().map(\.id) == ["d1"])
         }
     }
 
@@ -125,12 +125,12 @@ import Testing
         try await Self.withStore(kind) { store in
             var first = Self.delivery("d1", job: "a", second: 1)
             let second = Self.delivery("d2", job: "a", second: 2)
-            try store.saveDeliveries([second, first])
-            #expect(try store.deliveries(jobID: "a").map(\.id) == ["d1", "d2"])
+            try await store.saveDeliveries([second, first])
+            #expect(try await store.deliveries(jobID: "a").map(\.id) == ["d1", "d2"])
             first.attempted(status: 200, error: nil, at: Date(), schedule: WebhookSchedule(), jitter: 0)
-            try store.saveDeliveries([first])
-            #expect(try store.pendingDeliveries().map(\.id) == ["d2"])
-            let saved = try store.deliveries(jobID: "a")
+            try await store.saveDeliveries([first])
+            #expect(try await store.pendingDeliveries().map(\.id) == ["d2"])
+            let saved = try await store.deliveries(jobID: "a")
             #expect(saved.count == 2)
             #expect(saved.first?.state == .delivered)
             #expect(saved.first?.attempts == 1)
@@ -139,40 +139,40 @@ import Testing
 
     @Test(arguments: Store.allCases) func aCheckpointRoundTripsAndCarriesItsBytes(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
-            try store.insert(Self.job("a"))
-            #expect(try store.checkpoint(id: "a") == nil)
+            try await store.insert(Self.job("a"))
+            #expect(try await store.checkpoint(id: "a") == nil)
             let checkpoint = DownloadCheckpoint(
                 url: "https://example.com/a.iso", validators: Validators(etag: EntityTag("x"), lastModified: 5),
                 totalBytes: 1000, acceptsRanges: true, written: [0..<100, 500..<700], fileName: "a.iso"
             )
-            try store.saveCheckpoint(checkpoint, id: "a")
-            #expect(try store.checkpoint(id: "a") == checkpoint)
-            #expect(try store.allJobs().first?.bytesDone == 300)
-            try store.saveCheckpoint(nil, id: "a")
-            #expect(try store.checkpoint(id: "a") == nil)
+            try await store.saveCheckpoint(checkpoint, id: "a")
+            #expect(try await store.checkpoint(id: "a") == checkpoint)
+            #expect(try await store.allJobs().first?.bytesDone == 300)
+            try await store.saveCheckpoint(nil, id: "a")
+            #expect(try await store.checkpoint(id: "a") == nil)
             // A checkpoint of a job that is gone changes nothing (a run stopped by a delete).
-            try store.saveCheckpoint(checkpoint, id: "gone")
-            #expect(try store.allJobs().map(\.id) == ["a"])
+            try await store.saveCheckpoint(checkpoint, id: "gone")
+            #expect(try await store.allJobs().map(\.id) == ["a"])
         }
     }
 
     @Test(arguments: Store.allCases) func aBatchOfCheckpointsIsSavedInItsOrder(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
-            try store.insert(Self.job("a"))
-            try store.insert(Self.job("b", second: 1))
+            try await store.insert(Self.job("a"))
+            try await store.insert(Self.job("b", second: 1))
             let early = DownloadCheckpoint(url: "https://example.com/a.iso", totalBytes: 1000, acceptsRanges: true, written: [0..<100])
             let later = DownloadCheckpoint(url: "https://example.com/a.iso", totalBytes: 1000, acceptsRanges: true, written: [0..<400])
             let other = DownloadCheckpoint(url: "https://example.com/b.iso", totalBytes: 2000, acceptsRanges: true, written: [0..<50])
-            try store.saveCheckpoints([
+            try await store.saveCheckpoints([
                 CheckpointWrite(id: "a", checkpoint: early), CheckpointWrite(id: "b", checkpoint: other),
                 CheckpointWrite(id: "a", checkpoint: later), CheckpointWrite(id: "gone", checkpoint: early),
             ])
-            #expect(try store.checkpoint(id: "a") == later)
-            #expect(try store.checkpoint(id: "b") == other)
-            #expect(try store.allJobs().map(\.bytesDone) == [400, 50])
-            try store.saveCheckpoints([CheckpointWrite(id: "b", checkpoint: nil), CheckpointWrite(id: "a", checkpoint: early)])
-            #expect(try store.checkpoint(id: "b") == nil)
-            #expect(try store.checkpoint(id: "a") == early)
+            #expect(try await store.checkpoint(id: "a") == later)
+            #expect(try await store.checkpoint(id: "b") == other)
+            #expect(try await store.allJobs().map(\.bytesDone) == [400, 50])
+            try await store.saveCheckpoints([CheckpointWrite(id: "b", checkpoint: nil), CheckpointWrite(id: "a", checkpoint: early)])
+            #expect(try await store.checkpoint(id: "b") == nil)
+            #expect(try await store.checkpoint(id: "a") == early)
         }
     }
 
@@ -181,19 +181,19 @@ import Testing
     @Test(arguments: Store.allCases) func liveJobsPagesByStateAndCountsComeFromTheStore(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
             let states: [JobState] = [.completed, .queued, .failed, .paused, .completed, .running, .failed, .completed]
-            for (index, state) in states.enumerated() { try store.insert(Self.job("j\(index)", state: state, second: Double(index))) }
-            #expect(try store.liveJobs().map(\.id) == ["j1", "j3", "j5"])
-            #expect(try store.job(id: "j4")?.state == .completed)
-            #expect(try store.job(id: "nope") == nil)
+            for (index, state) in states.enumerated() { try await store.insert(Self.job("j\(index)", state: state, second: Double(index))) }
+            #expect(try await store.liveJobs().map(\.id) == ["j1", "j3", "j5"])
+            #expect(try await store.job(id: "j4")?.state == .completed)
+            #expect(try await store.job(id: "nope") == nil)
             // Newest first, across the states asked for, a cursor at a time.
             let finished: Set<JobState> = [.completed, .failed]
-            #expect(try store.page(states: finished, limit: 3, before: nil)?.map(\.id) == ["j7", "j6", "j4"])
-            #expect(try store.page(states: finished, limit: 3, before: "j4")?.map(\.id) == ["j2", "j0"])
-            #expect(try store.page(states: [.failed], limit: 10, before: "j6")?.map(\.id) == ["j2"])
+            #expect(try await store.page(states: finished, limit: 3, before: nil)?.map(\.id) == ["j7", "j6", "j4"])
+            #expect(try await store.page(states: finished, limit: 3, before: "j4")?.map(\.id) == ["j2", "j0"])
+            #expect(try await store.page(states: [.failed], limit: 10, before: "j6")?.map(\.id) == ["j2"])
             // A cursor of another state still places the page.
-            #expect(try store.page(states: [.completed], limit: 10, before: "j5")?.map(\.id) == ["j4", "j0"])
-            #expect(try store.page(states: finished, limit: 3, before: "nope") == nil)
-            let counts = try store.countsByState()
+            #expect(try await store.page(states: [.completed], limit: 10, before: "j5")?.map(\.id) == ["j4", "j0"])
+            #expect(try await store.page(states: finished, limit: 3, before: "nope") == nil)
+            let counts = try await store.countsByState()
             #expect(counts[.completed] == 3 && counts[.failed] == 2 && counts[.queued] == 1)
             #expect(counts[.paused] == 1 && counts[.running] == 1)
         }
@@ -206,20 +206,20 @@ import Testing
         try await Self.withStore(kind) { store in
             // Made 2027-01-15 (`job(_:)`'s date), whatever the date here.
             let job = Self.job("a")
-            try store.insert(job, idempotencyKey: "key-1")
-            #expect(try store.jobID(idempotencyKey: "key-1", since: job.createdAt.addingTimeInterval(-60)) == "a")
-            #expect(try store.jobID(idempotencyKey: "key-1", since: job.createdAt.addingTimeInterval(60)) == nil)
-            #expect(try store.jobID(idempotencyKey: "key-2", since: .distantPast) == nil)
+            try await store.insert(job, idempotencyKey: "key-1")
+            #expect(try await store.jobID(idempotencyKey: "key-1", since: job.createdAt.addingTimeInterval(-60)) == "a")
+            #expect(try await store.jobID(idempotencyKey: "key-1", since: job.createdAt.addingTimeInterval(60)) == nil)
+            #expect(try await store.jobID(idempotencyKey: "key-2", since: .distantPast) == nil)
         }
     }
 
     @Test(arguments: Store.allCases) func theQueuesSettingsAreNoneUntilSaved(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
-            #expect(try store.queueSettings() == nil)
+            #expect(try await store.queueSettings() == nil)
             let settings = QueueSettings(paused: true, maxActive: 7, limitRate: 1_000_000)
-            try store.saveQueueSettings(settings)
-            #expect(try store.queueSettings() == settings)
-            try store.ping()
+            try await store.saveQueueSettings(settings)
+            #expect(try await store.queueSettings() == settings)
+            try await store.ping()
         }
     }
 }

@@ -24,11 +24,13 @@ import Testing
                     }
                     #expect(
                         try await waitUntil(.seconds(20), every: .milliseconds(20)) {
-                            try ids.allSatisfy { try scheduler.jobInPlace(id: $0)?.state == .completed }
+                            for id in ids where try await scheduler.jobInPlace(id: id)?.state != .completed { return false }
+                            return true
                         }
                     )
-                    // Finished, they left the table for the store, which answers for them.
-                    #expect(ids.allSatisfy { scheduler.jobs[$0] == nil })
+                    // Finished, they leave the table for the store once their state is stored
+                    // (behind the scheduler), and the store answers for them.
+                    #expect(await waitUntil(.seconds(10)) { ids.allSatisfy { scheduler.jobs[$0] == nil } })
                     #expect(try await scheduler.job(id: ids[0])?.state == .completed)
                     #expect(scheduler.countsByState()[.completed] == ids.count)
                     try await scheduler.delete(id: ids[0], deleteFile: true)

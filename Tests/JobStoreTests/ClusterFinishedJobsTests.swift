@@ -22,31 +22,40 @@ struct ClusterFinishedJobsTests {
         return job
     }
 
-    static func scheduler(_ store: PostgresJobRepository, in directory: TemporaryDirectory, client: Fetcher) throws -> JobScheduler {
+    static func scheduler(_ store: PostgresJobRepository, in directory: TemporaryDirectory, client: Fetcher) async throws -> JobScheduler {
         var configuration = JobScheduler.Configuration(
             cacheDirectory: directory.path + "/cache-\(store.nodeName)", documentsDirectory: directory.path + "/documents"
         )
         configuration.nodeName = store.nodeName
-        return try JobScheduler(configuration: configuration, repository: store, client: client)
+        return try await JobScheduler(configuration: configuration, repository: store, client: client)
+    }
+
+    /// Two nodes' stores on a new database whose queue is paused (nothing starts: the jobs
+    /// are the store's to move), closed after `body`.
+    static func withTwoNodes(
+        _ body: (TemporaryDirectory, PostgresJobRepository, PostgresJobRepository) async throws -> Void
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            let url = try TestPostgres.newDatabase()
+            let a = try await PostgresClusterStoreTests.open(url, node: "a")
+            let b = try await PostgresClusterStoreTests.open(url, node: "b")
+            defer {
+                a.close()
+                b.close()
+            }
+            try await a.saveQueueSettings(QueueSettings(paused: true, maxActive: 4))
+            try await body(directory, a, b)
+        }
     }
 
     @Test func aNodeHoldsLiveJobsAndFollowsWhatOthersFinishAndRemove() async throws {
-        try await withTemporaryDirectory { directory in
-            let url = try TestPostgres.newDatabase()
-            let a = try PostgresClusterStoreTests.open(url, node: "a")
-            let b = try PostgresClusterStoreTests.open(url, node: "b")
-            defer {
-                a.close(removingNode: false)
-                b.close(removingNode: false)
-            }
-            // Nothing starts: the jobs are the store's to move here.
-            try a.saveQueueSettings(QueueSettings(paused: true, maxActive: 4))
+        try await Self.withTwoNodes { directory, a, b in
             for job in [
                 Self.job("c0", .completed, second: 0), Self.job("c1", .completed, second: 1), Self.job("f2", .failed, second: 2),
                 Self.job("p3", .paused, second: 3), Self.job("p6", .paused, second: 6, after: ["c1"]),
-            ] { try a.insert(job) }
+            ] { try await a.insert(job) }
             let client = Fetcher()
-            let onB = try Self.scheduler(b, in: directory, client: client)
+            let onB = try await Self.scheduler(b, in: directory, client: client)
 
             // The start loads the live jobs only (it held all five before).
             #expect(onB.jobs.count == 2)
@@ -63,7 +72,7 @@ struct ClusterFinishedJobsTests {
             // Another node makes a job waiting for c0, finished long ago and held by no one:
             // its state is read, so the job waits for nothing (it looked deleted before,
             // and failed with dependency_failed).
-            try a.insert(Self.job("q7", .queued, second: 7, after: ["c0"]))
+            try await a.insert(Self.job("q7", .queued, second: 7, after: ["c0"]))
             await onB.synchronize(full: false)
             let q7 = try #require(try await onB.job(id: "q7"))
             #expect(q7.state == .queued && q7.error == nil && q7.waitingFor.isEmpty)
@@ -71,7 +80,7 @@ struct ClusterFinishedJobsTests {
             // It completes there: here it is let go, shown as the store has it, counted.
             var completed = q7
             completed.state = .completed
-            #expect(try a.update(completed, expectedState: .queued))
+            #expect(try await a.update(completed, expectedState: .queued))
             let before = onB.events.currentID
             await onB.synchronize(full: false)
             // Reads overlap by 2 s: the next one has the row again, shown once all the same
@@ -86,7 +95,7 @@ struct ClusterFinishedJobsTests {
 
             // Another node removes a finished job: no longer counted here.
             let beforeRemoval = onB.events.currentID
-            try a.delete(id: "c0")
+            try await a.delete(id: "c0")
             await onB.synchronize(full: false)
             #expect(onB.countsByState()[.completed] == 2)
             // Streams here are told, once (they were not told at all: the node did not hold it).
@@ -103,10 +112,10 @@ struct ClusterFinishedJobsTests {
             // A clear of the finished jobs here removes those in the store, a page at a time.
             let cleared = try await onB.deleteAll(states: JobState.finished, deleteFile: false)
             #expect(cleared == 3)
-            #expect(try a.allJobs().map(\.id) == ["p3", "p6"])
+            #expect(try await a.allJobs().map(\.id) == ["p3", "p6"])
             // p6 waited for c1, which had completed: it waits for nothing now.
-            #expect(try a.job(id: "p6")?.after == [])
-            counts = try a.countsByState()
+            #expect(try await a.job(id: "p6")?.after == [])
+            counts = try await a.countsByState()
             #expect((counts[.completed] ?? 0) == 0 && (counts[.failed] ?? 0) == 0 && counts[.paused] == 2)
             await onB.shutdown()
             try await client.shutdown()
@@ -117,25 +126,17 @@ struct ClusterFinishedJobsTests {
     /// which this node never held: the job was failed as "dependency deleted" here (and the
     /// failure written), since an unknown dependency meant a deleted one.
     @Test func aJobEditedElsewhereToWaitForAnOldFinishedJobIsNotFailed() async throws {
-        try await withTemporaryDirectory { directory in
-            let url = try TestPostgres.newDatabase()
-            let a = try PostgresClusterStoreTests.open(url, node: "a")
-            let b = try PostgresClusterStoreTests.open(url, node: "b")
-            defer {
-                a.close(removingNode: false)
-                b.close(removingNode: false)
-            }
-            try a.saveQueueSettings(QueueSettings(paused: true, maxActive: 4))
-            try a.insert(Self.job("c0", .completed, second: 0))
-            try a.insert(Self.job("q1", .queued, second: 1))
+        try await Self.withTwoNodes { directory, a, b in
+            try await a.insert(Self.job("c0", .completed, second: 0))
+            try await a.insert(Self.job("q1", .queued, second: 1))
             let client = Fetcher()
-            let onB = try Self.scheduler(b, in: directory, client: client)
+            let onB = try await Self.scheduler(b, in: directory, client: client)
             #expect(onB.jobs.count == 1)
-            var edited = try #require(try a.job(id: "q1"))
+            var edited = try #require(try await a.job(id: "q1"))
             edited.after = ["c0"]
-            #expect(try a.update(edited, expectedState: .queued))
+            #expect(try await a.update(edited, expectedState: .queued))
             await onB.synchronize(full: false)
-            #expect(try a.job(id: "q1")?.state == .queued)
+            #expect(try await a.job(id: "q1")?.state == .queued)
             let held = try #require(onB.jobs["q1"])
             #expect(held.state == .queued && held.after == ["c0"] && held.waitingFor.isEmpty)
             await onB.shutdown()
@@ -145,72 +146,72 @@ struct ClusterFinishedJobsTests {
 
     /// A bulk delete's page is read, then removed: a job another node resumed in between
     /// stays, and no `removed` delivery is stored for it.
-    @Test func aPageOfFinishedJobsRemovesOnlyThoseStillFinished() throws {
-        let store = try PostgresClusterStoreTests.open(TestPostgres.newDatabase(), node: "a")
-        defer { store.close(removingNode: false) }
-        try store.insert(Self.job("f0", .failed, second: 0))
-        try store.insert(Self.job("f1", .failed, second: 1))
-        var resumed = try #require(try store.job(id: "f1"))
+    @Test func aPageOfFinishedJobsRemovesOnlyThoseStillFinished() async throws {
+        let store = try await PostgresClusterStoreTests.open(TestPostgres.newDatabase(), node: "a")
+        defer { store.close() }
+        try await store.insert(Self.job("f0", .failed, second: 0))
+        try await store.insert(Self.job("f1", .failed, second: 1))
+        var resumed = try #require(try await store.job(id: "f1"))
         resumed.state = .queued
-        #expect(try store.update(resumed, expectedState: .failed))
+        #expect(try await store.update(resumed, expectedState: .failed))
         let deliveries = ["f0", "f1"].map { id in
             WebhookDelivery(id: "d-\(id)", jobID: id, event: .removed, url: "https://hooks.example.com/x", body: "{}", createdAt: Date())
         }
-        try store.delete(ids: ["f0", "f1"], deliveries: deliveries)
-        #expect(try store.allJobs().map(\.id) == ["f1"])
-        #expect(try store.deliveries(jobID: "f1").isEmpty)
-        #expect(try store.deliveries(jobID: "f0").count == 1)
+        try await store.delete(ids: ["f0", "f1"], deliveries: deliveries)
+        #expect(try await store.allJobs().map(\.id) == ["f1"])
+        #expect(try await store.deliveries(jobID: "f1").isEmpty)
+        #expect(try await store.deliveries(jobID: "f0").count == 1)
     }
 
     /// The counts kept by the store start from the rows already there when the migration that
     /// adds them runs, and follow every write after.
-    @Test func storedCountsStartFromExistingRowsAndFollowEveryWrite() throws {
+    @Test func storedCountsStartFromExistingRowsAndFollowEveryWrite() async throws {
         let url = try TestPostgres.newDatabase()
-        let store = try PostgresClusterStoreTests.open(url, node: "a")
-        defer { store.close(removingNode: false) }
+        let store = try await PostgresClusterStoreTests.open(url, node: "a")
+        defer { store.close() }
         for (index, state) in [JobState.completed, .completed, .failed, .queued].enumerated() {
-            try store.insert(Self.job("j\(index)", state, second: Double(index)))
+            try await store.insert(Self.job("j\(index)", state, second: Double(index)))
         }
         // Back to the schema before the counts, rows kept, and migrated again.
-        _ = try store.connections.transaction { connection in
+        _ = try await store.connections.transaction { connection in
             for statement in [
                 "DROP TABLE job_count", "DROP FUNCTION sluice_job_count_added() CASCADE",
                 "DROP FUNCTION sluice_job_count_removed() CASCADE", "DROP FUNCTION sluice_job_count_moved() CASCADE",
-                "DELETE FROM sluice_schema WHERE version >= 4",
+                "ALTER TABLE idempotency_key DROP COLUMN request", "DELETE FROM sluice_schema WHERE version >= 4",
             ] {
-                _ = try store.connections.run(PostgresQuery(unsafeSQL: statement), on: connection)
+                _ = try await store.connections.run(PostgresQuery(unsafeSQL: statement), on: connection)
             }
         }
-        #expect(try PostgresSchema.migrate(store.connections) == [4, 5])
-        var counts = try store.countsByState()
+        #expect(try await PostgresSchema.migrate(store.connections) == [4, 5, 6])
+        var counts = try await store.countsByState()
         #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.queued] == 1)
         // A claim, a control write, a run's end, removals one and many at a time.
-        let claim = try #require(try store.claim(limit: 1).first)
-        counts = try store.countsByState()
+        let claim = try #require(try await store.claim(limit: 1).first)
+        counts = try await store.countsByState()
         #expect(counts[.queued] == 0 && counts[.running] == 1)
         var ended = claim.job
         ended.state = .failed
-        #expect(try store.finishRun(ended, lease: claim.lease))
+        #expect(try await store.finishRun(ended, lease: claim.lease))
         var retried = ended
         retried.state = .paused
-        #expect(try store.update(retried, expectedState: .failed))
-        try store.delete(id: "j0")
-        try store.delete(ids: ["j1", "j2"], deliveries: [])
-        counts = try store.countsByState()
+        #expect(try await store.update(retried, expectedState: .failed))
+        try await store.delete(id: "j0")
+        try await store.delete(ids: ["j1", "j2"], deliveries: [])
+        counts = try await store.countsByState()
         #expect((counts[.completed] ?? 0) == 0 && (counts[.failed] ?? 0) == 0 && counts[.paused] == 1)
-        #expect(counts.values.reduce(0, +) == (try store.allJobs().count))
+        #expect(counts.values.reduce(0, +) == (try await store.allJobs().count))
         // Statements of many rows, each counted once: 2,000 made, 1,000 of them moved, 500 gone.
-        _ = try store.connections.run(
+        _ = try await store.connections.run(
             """
             INSERT INTO job (id, url, state, connections, priority, created_at, updated_at)
             SELECT 'many' || n, 'http://127.0.0.1:9/x', 'completed', 1, 0, 1800000000, 1800000000
             FROM generate_series(1, 2000) AS n
             """
         )
-        _ = try store.connections.run("UPDATE job SET state = 'failed' WHERE id LIKE 'many%' AND substr(id, 5)::int <= 1000")
-        _ = try store.connections.run("UPDATE job SET priority = 1 WHERE id LIKE 'many%'")
-        _ = try store.connections.run("DELETE FROM job WHERE id LIKE 'many%' AND substr(id, 5)::int > 1500")
-        counts = try store.countsByState()
+        _ = try await store.connections.run("UPDATE job SET state = 'failed' WHERE id LIKE 'many%' AND substr(id, 5)::int <= 1000")
+        _ = try await store.connections.run("UPDATE job SET priority = 1 WHERE id LIKE 'many%'")
+        _ = try await store.connections.run("DELETE FROM job WHERE id LIKE 'many%' AND substr(id, 5)::int > 1500")
+        counts = try await store.countsByState()
         #expect(counts[.completed] == 500 && counts[.failed] == 1000 && counts[.paused] == 1)
     }
 }

@@ -45,14 +45,14 @@ struct DeleteDurabilityTests {
                 _ = await deleting.value
 
                 let repository = try SQLiteJobRepository(path: data + "/sluice.sqlite")
-                let left = Set(try repository.allJobs().map(\.id))
-                let announced = try repository.pendingDeliveries().filter { $0.event == .removed && created.contains($0.jobID) }
+                let left = Set(try await repository.allJobs().map(\.id))
+                let announced = try await repository.pendingDeliveries().filter { $0.event == .removed && created.contains($0.jobID) }
                     .map(\.jobID)
                 let back = announced.filter(left.contains)
                 #expect(back.isEmpty, "announced removed, yet back after the crash: \(back.count) job(s)")
                 if !left.isEmpty && !announced.isEmpty { checkedMidway += 1 }
                 // The next attempt starts clean.
-                for id in left { try repository.delete(id: id) }
+                for id in left { try await repository.delete(id: id) }
             }
             // At least one crash landed in the middle of the delete (else nothing was shown).
             #expect(checkedMidway > 0)

@@ -9,35 +9,35 @@ import Testing
 /// against the test server `scripts/postgres.sh` runs with `ssl = on` and a CA of its own.
 @Suite(.enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
 struct PostgresTLSTests {
-    static func open(_ url: String) throws -> PostgresJobRepository {
+    static func open(_ url: String) async throws -> PostgresJobRepository {
         var logger = Logger(label: "test-store")
         logger.logLevel = .critical
-        return try PostgresJobRepository(location: try PostgresLocation(url), nodeName: "tls", timeout: .seconds(5), logger: logger)
+        return try await PostgresJobRepository(location: try PostgresLocation(url), nodeName: "tls", timeout: .seconds(5), logger: logger)
     }
 
-    static func usesTLS(_ store: PostgresJobRepository) throws -> Bool? {
-        try store.connections.run("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").rows.first?.decode(Bool.self)
+    static func usesTLS(_ store: PostgresJobRepository) async throws -> Bool? {
+        try await store.connections.run("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").rows.first?.decode(Bool.self)
     }
 
-    @Test func verifyFullConnectsOverTLSToTheServerItsCAIssued() throws {
+    @Test func verifyFullConnectsOverTLSToTheServerItsCAIssued() async throws {
         let ca = try #require(TestPostgres.certificateAuthority, "scripts/postgres.sh made no CA")
         let url = try TestPostgres.newDatabase()
-        let verified = try Self.open(url + "?sslmode=verify-full&sslrootcert=\(ca)")
-        #expect(try Self.usesTLS(verified) == true)
-        try verified.insert(
+        let verified = try await Self.open(url + "?sslmode=verify-full&sslrootcert=\(ca)")
+        #expect(try await Self.usesTLS(verified) == true)
+        try await verified.insert(
             JobSnapshot(id: "j", url: "https://example.com/f", state: .queued, connections: 1, priority: 0, createdAt: Date()))
-        #expect(try verified.allJobs().map(\.id) == ["j"])
-        verified.close(removingNode: true)
-        let plain = try Self.open(url + "?sslmode=disable")
-        #expect(try Self.usesTLS(plain) == false)
-        plain.close(removingNode: true)
+        #expect(try await verified.allJobs().map(\.id) == ["j"])
+        await verified.close(removingNode: true)
+        let plain = try await Self.open(url + "?sslmode=disable")
+        #expect(try await Self.usesTLS(plain) == false)
+        await plain.close(removingNode: true)
         // libpq's default, prefer, takes TLS where the server offers it.
-        let preferred = try Self.open(url)
-        #expect(try Self.usesTLS(preferred) == true)
-        preferred.close(removingNode: true)
+        let preferred = try await Self.open(url)
+        #expect(try await Self.usesTLS(preferred) == true)
+        await preferred.close(removingNode: true)
     }
 
-    @Test func verifyCAAndVerifyFullRefuseAServerAnotherCAIssued() throws {
+    @Test func verifyCAAndVerifyFullRefuseAServerAnotherCAIssued() async throws {
         let url = try TestPostgres.newDatabase()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -45,8 +45,8 @@ struct PostgresTLSTests {
             let other = try TestCertificateAuthority(directory: directory.path, commonName: "Not The Server's CA")
             for mode in ["verify-ca", "verify-full"] {
                 let started = ContinuousClock.now
-                #expect(throws: (any Error).self, "\(mode)") {
-                    try Self.open(url + "?sslmode=\(mode)&sslrootcert=\(other.certificateFile)")
+                await #expect(throws: (any Error).self, "\(mode)") {
+                    try await Self.open(url + "?sslmode=\(mode)&sslrootcert=\(other.certificateFile)")
                 }
                 // At once, with the reason: the pool alone retries until the call's 10 s
                 // deadline (12 s for both modes, before the store's start connected once
@@ -54,13 +54,13 @@ struct PostgresTLSTests {
                 #expect(ContinuousClock.now - started < .seconds(5), "\(mode)")
             }
             // require encrypts without checking, as libpq's does.
-            let required = try Self.open(url + "?sslmode=require&sslrootcert=\(other.certificateFile)")
-            #expect(try Self.usesTLS(required) == true)
-            required.close(removingNode: true)
+            let required = try await Self.open(url + "?sslmode=require&sslrootcert=\(other.certificateFile)")
+            #expect(try await Self.usesTLS(required) == true)
+            await required.close(removingNode: true)
         }
     }
 
-    @Test func badTLSParametersAreRefusedNamingThem() {
+    @Test func badTLSParametersAreRefusedNamingThem() async {
         for (query, named) in [("sslmode=maybe", "sslmode"), ("sslrootcert=", "sslrootcert"), ("sslcompression=1", "sslcompression")] {
             #expect {
                 _ = try PostgresLocation("postgres://u:p@127.0.0.1:5432/db?\(query)")
@@ -68,8 +68,8 @@ struct PostgresTLSTests {
                 (error as? SluiceError)?.message.contains(named) == true
             }
         }
-        #expect(throws: (any Error).self) {
-            try Self.open("postgres://u:p@127.0.0.1:5432/db?sslmode=verify-full&sslrootcert=/nonexistent.pem")
+        await #expect(throws: (any Error).self) {
+            try await Self.open("postgres://u:p@127.0.0.1:5432/db?sslmode=verify-full&sslrootcert=/nonexistent.pem")
         }
     }
 }

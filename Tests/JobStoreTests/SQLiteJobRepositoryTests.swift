@@ -24,16 +24,16 @@ import Testing
             let path = directory.path + "/jobs.sqlite"
             do {
                 let repository = try SQLiteJobRepository(path: path)
-                try repository.insert(Self.job("a"))
-                try repository.insert(Self.job("b"))
+                try await repository.insert(Self.job("a"))
+                try await repository.insert(Self.job("b"))
                 var failed = Self.job("b", state: .failed)
                 failed.error = .init(code: "network", message: "reset")
-                try repository.update(failed)
-                try repository.insert(Self.job("c"))
-                try repository.delete(id: "c")
+                try await repository.update(failed)
+                try await repository.insert(Self.job("c"))
+                try await repository.delete(id: "c")
             }
             let reopened = try SQLiteJobRepository(path: path)
-            let jobs = try reopened.allJobs()
+            let jobs = try await reopened.allJobs()
             #expect(jobs.map(\.id) == ["a", "b"])
             #expect(jobs[0] == Self.job("a"))
             #expect(jobs[1].state == .failed)
@@ -45,7 +45,7 @@ import Testing
     @Test func checkpointsRoundTripAndCarryTheBytesOnDisk() async throws {
         try await withTemporaryDirectory { directory in
             let repository = try SQLiteJobRepository(path: directory.path + "/jobs.sqlite")
-            try repository.insert(Self.job("a"))
+            try await repository.insert(Self.job("a"))
             let store = JobCheckpointStore(repository: repository, id: "a")
             #expect(try await store.load() == nil)
             let checkpoint = DownloadCheckpoint(
@@ -54,7 +54,7 @@ import Testing
             )
             try await store.save(checkpoint)
             #expect(try await store.load() == checkpoint)
-            #expect(try repository.allJobs()[0].bytesDone == 300)
+            #expect(try await repository.allJobs()[0].bytesDone == 300)
             try await store.remove()
             #expect(try await store.load() == nil)
         }
@@ -65,14 +65,14 @@ import Testing
     @Test func savingCompletedClearsThePlacementIntentInTheSameWrite() async throws {
         try await withTemporaryDirectory { directory in
             let repository = try SQLiteJobRepository(path: directory.path + "/jobs.sqlite")
-            try repository.insert(Self.job("a", state: .running))
+            try await repository.insert(Self.job("a", state: .running))
             var intent = DownloadCheckpoint(url: "https://example.com/a.iso", totalBytes: 1000, acceptsRanges: true, written: [0..<1000])
             intent.placement = .init(device: 1, inode: 2, size: 1000, sha256: "ab", fileName: "a.iso")
-            try repository.saveCheckpoint(intent, id: "a")
-            try repository.update(Self.job("a", state: .running))
-            #expect(try repository.checkpoint(id: "a")?.placement != nil)
-            try repository.update(Self.job("a", state: .completed))
-            #expect(try repository.checkpoint(id: "a") == nil)
+            try await repository.saveCheckpoint(intent, id: "a")
+            try await repository.update(Self.job("a", state: .running))
+            #expect(try await repository.checkpoint(id: "a")?.placement != nil)
+            try await repository.update(Self.job("a", state: .completed))
+            #expect(try await repository.checkpoint(id: "a") == nil)
         }
     }
 
@@ -99,7 +99,7 @@ import Testing
                 var job = Self.job("j\(index)")
                 job.url = "https://example.com/" + String(repeating: "u", count: 8000)
                 do {
-                    try repository.insert(job)
+                    try await repository.insert(job)
                     written += 1
                 } catch let error as SluiceError {
                     refusal = error
@@ -116,7 +116,7 @@ import Testing
     @Test func usesWriteAheadLogging() async throws {
         try await withTemporaryDirectory { directory in
             let repository = try SQLiteJobRepository(path: directory.path + "/jobs.sqlite")
-            try repository.insert(Self.job("a"))
+            try await repository.insert(Self.job("a"))
             withExtendedLifetime(repository) {
                 #expect(FileManager.default.fileExists(atPath: directory.path + "/jobs.sqlite-wal"))
             }

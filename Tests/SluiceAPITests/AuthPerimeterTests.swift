@@ -104,7 +104,7 @@ import NIOHTTP1
         // The server alone refuses it too: its fast path for files must never take an empty
         // token for none (it once did, behind the router's own refusal).
         try await withTemporaryDirectory { directory in
-            let service = try buildService(
+            let service = try await buildService(
                 configuration: ServiceConfiguration(dataDirectory: directory.path + "/data"), logger: Logger(label: "test")
             )
             var empty = ServiceConfiguration(dataDirectory: directory.path + "/data", token: "")

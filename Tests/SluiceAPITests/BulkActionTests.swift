@@ -13,17 +13,23 @@ import Testing
 
             let pausedQueued = try await service.request(.POST, "/jobs/pause?state=queued")
             #expect(pausedQueued.status == 200)
-            let changed = (try pausedQueued.json()["jobs"] as! [[String: Any]]).map { $0["id"] as! String }
+            let pausedBody = try pausedQueued.json()
+            let changed = try #require(pausedBody["jobs"] as? [[String: Any]], "\(pausedBody)").map { $0["id"] as! String }
             #expect(Set(changed) == [queued, other])
             #expect(try await service.states()[running] == "running")
 
             let resumedOne = try await service.send(.POST, "/jobs/resume", ["ids": [other]])
-            #expect((try resumedOne.json()["jobs"] as! [[String: Any]]).map { $0["id"] as! String } == [other])
+            let resumedBody = try resumedOne.json()
+            let resumedJobs = try #require(resumedBody["jobs"] as? [[String: Any]], "\(resumedBody)")
+            #expect(resumedJobs.map { $0["id"] as! String } == [other])
             #expect(try await service.states()[queued] == "paused")
+            #expect(["queued", "running"].contains(try await service.states()[other]), "\(resumedBody)")
 
             // No filter: every job.
             let all = try await service.request(.POST, "/jobs/pause")
-            #expect(Set((try all.json()["jobs"] as! [[String: Any]]).map { $0["id"] as! String }) == [running, other])
+            let allBody = try all.json()
+            let allJobs = try #require(allBody["jobs"] as? [[String: Any]], "\(allBody)")
+            #expect(Set(allJobs.map { $0["id"] as! String }) == [running, other])
             #expect(Set(try await service.states().values) == ["paused"])
         }
     }

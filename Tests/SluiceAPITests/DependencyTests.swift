@@ -94,7 +94,7 @@ import Testing
             #expect(try await service.request(.DELETE, "/jobs/\(a)").status == 204)
             try await service.waitFor(b) { $0["state"] as? String == "failed" }
             let resumed = try await service.request(.POST, "/jobs/\(b)/resume").json()
-            #expect(["queued", "running"].contains(resumed["state"] as? String))
+            #expect(["queued", "running"].contains(resumed["state"] as? String), "\(resumed)")
             #expect(resumed["after"] as? [String] == [])
             try await service.waitFor(b) { $0["state"] as? String == "completed" }
         }

@@ -161,4 +161,25 @@ extension ServiceHarness {
             #expect(text.contains(#"sluice_http_request_duration_seconds_count{method="POST",route="/jobs",status="201"} 1"#))
         }
     }
+
+    /// Issue 21: `sluice_host_connections{host}` stayed at 0 for every host ever contacted.
+    /// After jobs to 60 hosts have ended, no series of a host without connections is left.
+    @Test func hostSeriesGoWhenTheirConnectionsDo() async throws {
+        try await ServiceHarness.with(maxActive: 16) { (service: ServiceHarness) async throws in
+            var ids: [String] = []
+            for index in 1...60 {
+                // Loopback addresses nothing listens on: each job connects, fails and ends.
+                let url = "http://127.0.0.\(index + 1):1/x"
+                ids.append(try await service.create(["url": url, "connections": 1])["id"] as! String)
+            }
+            for id in ids { try await service.waitFor(id) { $0["state"] as? String == "failed" } }
+            try await service.eventually("every host's series has gone") {
+                let text = String(decoding: try await service.request(.GET, "/metrics").body, as: UTF8.self)
+                return text.split(separator: "\n").filter { $0.hasPrefix("sluice_host_connections{") }.count <= 16
+            }
+            let text = String(decoding: try await service.request(.GET, "/metrics").body, as: UTF8.self)
+            let left = text.split(separator: "\n").filter { $0.hasPrefix("sluice_host_connections{") }
+            #expect(left.allSatisfy { !$0.hasSuffix(" 0") }, "\(left)")
+        }
+    }
 }

@@ -134,4 +134,31 @@ import Testing
             #expect(try await service.states().count == 2)
         }
     }
+
+    /// Issue 21: a key sent again with another URL answered 200 with the first job. A
+    /// different request under the same key is refused (422, as the IETF draft and Stripe
+    /// say) and changes nothing; the same request spelt differently (key order, spacing, a
+    /// default spelt out) is the same request.
+    @Test func anIdempotencyKeyWithADifferentRequestIsRefused() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let url = service.testdata("/testdata/1M")
+            let first = try await service.request(
+                .POST, "/jobs", json: #"{"url":"\#(url)","paused":true}"#, headers: ["Idempotency-Key": "k-1"])
+            #expect(first.status == 201)
+            let same = try await service.request(
+                .POST, "/jobs", json: #"{ "paused": true, "connections": 4, "url": "\#(url)" }"#, headers: ["Idempotency-Key": "k-1"])
+            #expect(same.status == 200)
+            #expect(try same.json()["id"] as? String == (try first.json()["id"] as? String))
+            for changed in [
+                #"{"url":"\#(service.testdata("/testdata/2M"))","paused":true}"#, #"{"url":"\#(url)","paused":true,"priority":1}"#,
+                #"{"url":"\#(url)"}"#,
+            ] {
+                let refused = try await service.request(.POST, "/jobs", json: changed, headers: ["Idempotency-Key": "k-1"])
+                #expect(refused.status == 422, "\(changed)")
+                #expect(refused.errorCode == "idempotency_key_reused", "\(changed)")
+                #expect(refused.errorField == "Idempotency-Key")
+            }
+            #expect(try await service.states().count == 1)
+        }
+    }
 }

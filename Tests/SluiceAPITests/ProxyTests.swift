@@ -55,6 +55,30 @@ import Testing
         }
     }
 
+    /// Issue 21: an edit's probe of a new URL went direct, not through the job's own proxy
+    /// (the new origin saw the service's own address, the proxy nothing). It leaves by the
+    /// job's route, as its runs do.
+    @Test func anEditsProbeGoesThroughTheJobsProxy() async throws {
+        let proxy = try await TestHTTPProxy()
+        defer { Task { try? await proxy.shutdown() } }
+        try await Self.withOriginAndService { origin, recorder, service in
+            let fields: [String: Any] = [
+                "url": origin + "/testdata/32M?seed=5&rate=4M", "proxy": "http://127.0.0.1:\(proxy.port)", "connections": 1,
+            ]
+            let id = try await service.create(fields)["id"] as! String
+            try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) >= 1 << 20 }
+            #expect(try await service.request(.POST, "/jobs/\(id)/pause").status == 200)
+            let (entriesBefore, peersBefore) = (proxy.entries.count, recorder.peers.count)
+            let newURL = origin + "/testdata/32M?seed=5&cut=0"
+            let edited = try await service.send(.PATCH, "/jobs/\(id)", ["url": newURL])
+            #expect(edited.status == 200, "\(String(decoding: edited.body, as: UTF8.self))")
+            // The job stays paused: the only request since is the probe, through the proxy.
+            #expect(proxy.entries.dropFirst(entriesBefore).contains { $0.target.hasPrefix(newURL) }, "\(proxy.entries)")
+            let peers = recorder.peers.dropFirst(peersBefore)
+            #expect(!peers.isEmpty && peers.allSatisfy { $0 == "127.0.0.2" }, "\(peers)")
+        }
+    }
+
     @Test func aSOCKS5ProxyCarriesTheDownload() async throws {
         let proxy = try await TestSOCKS5Proxy()
         defer { Task { try? await proxy.shutdown() } }

@@ -33,7 +33,7 @@ struct RouterHarness: Sendable {
             configuration.publicDirectory = ServiceHarness.repositoryPublic
             var logger = Logger(label: "test-router")
             logger.logLevel = .critical
-            let service = try buildService(configuration: configuration, logger: logger)
+            let service = try await buildService(configuration: configuration, logger: logger)
             do {
                 try await Application(responder: service.routes).test(.router) { client in
                     try await body(RouterHarness(client: client, token: token))

@@ -54,7 +54,7 @@ struct ServiceHarness: Sendable {
             var logger = Logger(label: "test-service")
             logger.logLevel = .critical
             let (urls, continuation) = AsyncStream.makeStream(of: String.self)
-            let service = try buildService(configuration: configuration, logger: logger) { url in
+            let service = try await buildService(configuration: configuration, logger: logger) { url in
                 continuation.yield(url)
                 continuation.finish()
             }

@@ -67,6 +67,10 @@ import Testing
                 #expect(deliveries[0]["event"] as? String == "completed")
                 #expect(deliveries[0]["id"] as? String == calls[0].header("Sluice-Delivery"))
                 #expect(deliveries[0]["nextAttemptAt"] is NSNull)
+                // Issue 21: the service's own webhook is the operator's; API users see its
+                // origin only, never its path or query (where hooks keep their secret).
+                let origin = hook.replacingOccurrences(of: "/hook", with: "")
+                #expect(deliveries[0]["url"] as? String == origin + "/***")
                 // A signature made with another secret does not check.
                 var forged = calls[0]
                 forged.body += " "
@@ -146,6 +150,35 @@ import Testing
                 }
             }
         }
+    }
+
+    /// Issue 21: a delivery whose receiver's name resolves to an address the service may not
+    /// reach (a public bind, `--webhook http://localhost:…`) stayed pending and was retried
+    /// for a day, though it could never succeed. It fails at its first attempt, saying why,
+    /// and the receiver hears nothing.
+    @Test func aDeliveryToAForbiddenTargetFailsAtOnce() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run { hook in
+            let named = hook.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+            try await ServiceHarness.with(
+                token: "t",
+                configure: {
+                    $0.host = "0.0.0.0"
+                    Self.fastRetries(&$0, webhook: named)
+                }
+            ) { service in
+                let id = try await service.create(["url": "http://localhost:9/x"])["id"] as! String
+                try await service.waitFor(id) { $0["state"] as? String == "failed" }
+                try await service.eventually("the failed delivery is attempted") {
+                    (try await service.deliveries(id)).first?["attempts"] as? Int == 1
+                }
+                let delivery = try await service.deliveries(id)[0]
+                #expect(delivery["state"] as? String == "failed", "\(delivery)")
+                #expect((delivery["lastError"] as? String)?.hasPrefix("forbidden_target: ") == true, "\(delivery)")
+                #expect(delivery["nextAttemptAt"] is NSNull)
+            }
+        }
+        #expect(receiver.calls.isEmpty)
     }
 
     @Test func badWebhookURLsAreRefusedNamingTheFieldAndChangeNothing() async throws {

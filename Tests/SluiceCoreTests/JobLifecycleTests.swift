@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import SluiceCore
@@ -82,6 +83,31 @@ import Testing
             ("http://", "invalid_url"),
             ("http:// host/", "invalid_url"),
             ("", "invalid_url"),
+            // Issue 21: authorities no client can fetch, or that parsers read apart.
+            ("http://[::1", "invalid_url"),
+            ("http://:80/x", "invalid_url"),
+            ("http://a:b:c/x", "invalid_url"),
+            ("http://h:8o/x", "invalid_url"),
+            ("http://%zz/x", "invalid_url"),
+            ("http://[::1]:80:80/x", "invalid_url"),
+            ("http://user@/x", "invalid_url"),
+            ("http://h:-1/x", "invalid_url"),
+            ("http://h:65536/x", "invalid_url"),
+            ("http://[example.com]/x", "invalid_url"),
+            ("http://[::1]x/", "invalid_url"),
+            ("http://u:p%zz@h/x", "invalid_url"),
+            ("http://h<>/x", "invalid_url"),
+            ("http://h|/x", "invalid_url"),
+            // What they must not catch: an empty port, an e-mail as the user, encodings, a
+            // zone id, an internationalised name, a port at its bound.
+            ("http://h:/x", nil),
+            ("http://me@example.com:pw@h/x", nil),
+            ("http://u:p%40x@h/x", nil),
+            ("http://[fe80::1%25eth0]:80/x", nil),
+            ("http://bücher.example/x", nil),
+            ("http://h:65535/x", nil),
+            ("http://127.0.0.1:8080?x", nil),
+            ("http://a_b~c!$&'()*+,;=/x", nil),
         ] as [(String, String?)])
     func urls(url: String, code: String?) {
         do {
@@ -92,5 +118,50 @@ import Testing
         } catch {
             Issue.record("unexpected \(error)")
         }
+    }
+}
+
+/// The `url` pattern of the OpenAPI document is the grammar the service checks with, so that a
+/// client (or a fuzzer) that follows the document is never refused, and nothing else is taken.
+@Suite struct URLAuthorityTests {
+    @Test func theDocumentsURLPatternIsTheServicesGrammar() throws {
+        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../public/openapi.yaml")
+        let text = try String(contentsOf: document, encoding: .utf8)
+        let pattern = "^[Hh][Tt][Tt][Pp][Ss]?://" + URLAuthority.pattern + "(?:[/?#][^\\x00-\\x20\\x7F]*)?$"
+        // YAML's single quotes double a quote.
+        #expect(text.contains("pattern: '" + pattern.replacingOccurrences(of: "'", with: "''") + "'"))
+    }
+}
+
+/// Issue 21: a URL's password is never shown; its user information becomes `Basic`
+/// credentials, decoded as curl decodes them.
+@Suite struct URLCredentialsTests {
+    @Test(arguments: [
+        ("http://user:secret@host/x", "http://user:***@host/x"),
+        ("https://me@example.com:pw@host:8080/a?b#c", "https://me@example.com:***@host:8080/a?b#c"),
+        ("http://user@host/x", "http://user@host/x"),
+        ("http://host/x?to=a:b@c", "http://host/x?to=a:b@c"),
+        ("http://host/x", "http://host/x"),
+    ])
+    func passwordsAreRedacted(url: String, shown: String) {
+        #expect(URLCredentials.redacted(url) == shown)
+    }
+
+    @Test func userInformationBecomesBasicCredentials() {
+        let split = URLCredentials.split("http://user:p%40ss@host:81/x?y=a@b")
+        #expect(split.url == "http://host:81/x?y=a@b")
+        #expect(split.authorization == "Basic dXNlcjpwQHNz")
+        #expect(URLCredentials.split("http://user@host/").authorization == "Basic dXNlcjo=")
+        #expect(URLCredentials.split("http://host/x").authorization == nil)
+        #expect(URLCredentials.split("http://host/x").url == "http://host/x")
+    }
+
+    @Test func aJobShowsItsURLWithoutThePassword() {
+        let job = JobSnapshot(id: "a", url: "http://user:secret@host/x", state: .queued, connections: 1, priority: 0, createdAt: Date())
+        guard case .object(let fields) = job.json, let url = fields.first(where: { $0.0 == "url" })?.1 else {
+            Issue.record("no url in \(job.json)")
+            return
+        }
+        #expect(url == .string("http://user:***@host/x"))
     }
 }

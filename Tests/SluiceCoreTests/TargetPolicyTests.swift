@@ -49,6 +49,18 @@ import Testing
         #expect(try #require(IPAddress(host: "::ffff:127.0.0.1")).isLoopback)
         #expect(!(try #require(IPAddress(host: "128.0.0.1")).isLoopback))
     }
+
+    /// Loopback by definition (RFC 6761), in any case and with a trailing dot: refused where
+    /// loopback is, without a lookup; other names are left to their resolution.
+    @Test func loopbackNamesAreRefusedWhereLoopbackIs() {
+        for name in ["localhost", "LocalHost.", "api.localhost", "a.b.LOCALHOST"] {
+            #expect(TargetPolicy.publicOnly.refusesLoopbackName(name), "\(name)")
+            #expect(!TargetPolicy.allowAll.refusesLoopbackName(name), "\(name)")
+        }
+        for name in ["example.com", "localhost.example.com", "mylocalhost", "127.0.0.1"] {
+            #expect(!TargetPolicy.publicOnly.refusesLoopbackName(name), "\(name)")
+        }
+    }
 }
 
 @Suite struct JSONValueTests {

@@ -175,10 +175,10 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         let rest = text[text.index(after: colon)...]
         guard rest.hasPrefix("//") else { throw SluiceError(.invalidURL, "url must be an absolute http or https URL") }
         let authority = rest.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let host = authority.split(separator: "@").last.map { $0.hasPrefix("[") ? $0 : ($0.split(separator: ":").first ?? "") } ?? ""
-        guard !host.isEmpty, text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
-            throw SluiceError(.invalidURL, "url has no host or contains spaces or control characters")
+        guard text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+            throw SluiceError(.invalidURL, "url contains spaces or control characters")
         }
+        if let problem = URLAuthority.problem(authority) { throw SluiceError(.invalidURL, "url \(problem)") }
     }
 
     private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {

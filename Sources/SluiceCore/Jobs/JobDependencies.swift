@@ -26,11 +26,6 @@ public enum JobDependencies {
         return waiting.isEmpty ? .ready : .waiting(waiting)
     }
 
-    /// The first job in `after` that does not exist, if any.
-    public static func unknown(in after: [String], exists: (String) throws -> Bool) rethrows -> String? {
-        try after.first { try !exists($0) }
-    }
-
     /// Whether making `id` wait for `after` would close a cycle: some job in `after` already
     /// waits, directly or through others, for `id` (or is `id`).
     public static func makesCycle(id: String, after: [String], dependencies: (String) -> [String]) -> Bool {

@@ -194,7 +194,8 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     public var json: JSONValue {
         .object([
             ("id", .string(id)),
-            ("url", .string(url)),
+            // Its password never shown (`user:***@host`).
+            ("url", .string(URLCredentials.redacted(url))),
             ("state", .string(state.rawValue)),
             ("filename", JSONValue(filename)),
             ("bytesTotal", JSONValue(bytesTotal)),

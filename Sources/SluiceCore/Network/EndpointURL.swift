@@ -82,12 +82,8 @@ public struct EndpointURL: Sendable, Equatable {
     /// `text` with the user information of its authority replaced by `***`, whatever the
     /// scheme; the text unchanged when it has none.
     public static func redact(_ text: String) -> String {
-        guard let schemeEnd = text.range(of: "://") else { return text }
-        let authorityStart = schemeEnd.upperBound
-        let rest = text[authorityStart...]
-        let authorityEnd = rest.firstIndex(where: { "/?#".contains($0) }) ?? text.endIndex
-        guard let at = text[authorityStart..<authorityEnd].lastIndex(of: "@") else { return text }
-        return String(text[..<authorityStart]) + "***" + String(text[at...])
+        guard let authority = URLCredentials.authority(of: text), let at = authority.at else { return text }
+        return String(text[..<authority.start]) + "***" + String(text[at...])
     }
 
     /// `Basic` credentials from the URL's user information, for `Proxy-Authorization`;

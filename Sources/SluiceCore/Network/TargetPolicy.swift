@@ -20,6 +20,16 @@ public struct TargetPolicy: Sendable, Hashable {
         allowsPrivateNetworks || address.isGlobal || exceptions.contains(address)
     }
 
+    /// Whether `host` is a name that is loopback by definition (`localhost`, `*.localhost`,
+    /// RFC 6761, a trailing dot or any case) and loopback is refused. Such a name is refused
+    /// without being resolved: through a proxy the proxy would resolve it to its own host.
+    public func refusesLoopbackName(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        guard name == "localhost" || name.hasSuffix(".localhost"), let loopback = IPAddress(host: "127.0.0.1") else { return false }
+        return !allows(loopback)
+    }
+
     /// The error for a refused address, without saying more than the user wrote.
     public static func refusal(host: String) -> SluiceError {
         SluiceError(
