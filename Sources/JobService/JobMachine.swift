@@ -44,6 +44,11 @@ struct JobMachine<Run: RunHandle> {
     mutating func command(
         _ job: JobSnapshot, now: Date, pendingWrite: Bool, _ event: (inout JobLifecycle) -> JobLifecycle.Action
     ) throws -> (JobSnapshot, [Action]) {
+        // Its file is placed: completed, though the store may not have taken the end yet (a
+        // cluster node waits on it). Answered as the record will, not after a wait.
+        if runs[job.id].placedFile {
+            throw SluiceError(.invalidTransition, "job \(job.id) is completed: its file is placed")
+        }
         guard claiming.writesCommandsFirst else { return try lifecycle(job, now: now, event) }
         let (after, _) = try Self.decide(job, event, now: now)
         guard after.state != job.state || pendingWrite else { return (after, []) }
@@ -328,12 +333,17 @@ struct JobMachine<Run: RunHandle> {
         switch runs.ended(id, generation: generation) {
         case .own:
             // Until its end is recorded the run stays in its slot (`recording`): a pause that
-            // comes meanwhile waits for that record, and answers it.
+            // comes meanwhile waits for that record, and answers it; one after a placed file
+            // is refused at once (the job is completed).
+            if outcome == .placed { runs[id].placedFile = true }
             return (.record, [])
         case .stopped:
             // A stopped run that placed its file anyway (the pause or the shutdown came after
             // the file was placed): honoured.
-            if outcome == .placed, job?.state.isLive == true { return (.record, []) }
+            if outcome == .placed, job?.state.isLive == true {
+                runs[id].placedFile = true
+                return (.record, [])
+            }
             return (.nothing, [.releaseLease(id)])
         case .superseded:
             // A newer run holds the lease; a deleted job's lease (if any is left) goes.

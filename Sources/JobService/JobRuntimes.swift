@@ -48,10 +48,13 @@ struct JobRuntime<Run: RunHandle> {
     /// Commands under way on the job (`holdStored`): a finished job stays in the table until
     /// the last is done, though its state is stored meanwhile (their store calls are awaited).
     var holds = 0
+    /// Its run placed the file and the end is being recorded: the job is completed whatever
+    /// the record's wait, and a command on it is answered so at once.
+    var placedFile = false
 
     var isEmpty: Bool {
         slot == nil && lease == nil && !editing && retryFailures == nil && limiter == nil && lastProgressEvent == nil && !neverRun
-            && holds == 0
+            && holds == 0 && !placedFile
     }
 }
 
@@ -144,6 +147,7 @@ struct JobRuntimes<Run: RunHandle> {
         guard let slot = runtimes[id]?.slot, slot.run.generation == generation else { return }
         if case .running = slot { return }
         self[id].slot = nil
+        self[id].placedFile = false
     }
 
     /// The job is deleted: everything this node kept about it goes. Returns its slot (a

@@ -277,6 +277,27 @@ import Testing
         #expect(deleted.runEnded(id: "a", generation: 1, outcome: .stopped, job: nil) == (.superseded, [.releaseLease("a")]))
     }
 
+    /// A run that placed its file makes its job completed before the store has the end: a
+    /// command while the end is recorded is refused at once, on either node, as it would
+    /// be once recorded (a cluster's pause waited on the record and, past its budget,
+    /// answered `paused` for a job then recorded `completed`).
+    @Test(arguments: Claiming.allCases)
+    func aCommandWhileAPlacedFileIsRecordedIsRefusedAtOnce(claiming: Claiming) throws {
+        var machine = Self.machine(claiming, running: ["a", "b"])
+        _ = machine.runEnded(id: "a", generation: 1, outcome: .placed, job: Self.job("a", .running))
+        _ = machine.runEnded(id: "b", generation: 2, outcome: .retryLater(delay: .seconds(5), failures: 1), job: Self.job("b", .running))
+        for command in Command.allCases {
+            #expect(throws: SluiceError.self) {
+                try machine.command(Self.job("a", .running), now: Self.now, pendingWrite: false, Self.event(command))
+            }
+        }
+        // A run that ended otherwise still takes a pause (the record keeps it).
+        #expect(try machine.command(Self.job("b", .running), now: Self.now, pendingWrite: false, Self.event(.pause)).0.state == .paused)
+        // Recorded: the rule is the job's state's again.
+        _ = machine.recorded(id: "a", generation: 1)
+        #expect(!machine.runs["a"].placedFile)
+    }
+
     static let placed = DownloadResult(path: "/docs/file.bin", fileName: "file.bin", sha256: "ab", bytes: 1000)
 
     static func completed(_ job: JobSnapshot) -> JobSnapshot {
