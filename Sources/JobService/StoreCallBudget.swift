@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// How long a request may spend waiting on its job store, its store calls and the wait for
@@ -11,8 +12,16 @@ public final class StoreCallBudget: Sendable {
     /// store's own timeouts.
     @TaskLocal public static var current: StoreCallBudget?
 
-    /// What a request to the API may spend on the store, from its arrival.
-    public static let request: Duration = .seconds(2)
+    /// What a request to the API may spend on the store, from its arrival: 2 s (CONTRACT).
+    /// A test pass that is not about store outages may set `SLUICE_TEST_STORE_BUDGET`
+    /// (seconds): under its load on 2 cores, a healthy PostgreSQL's round trips added up past
+    /// 2 s now and then, and a create answered 503.
+    public static let request: Duration = {
+        if let text = ProcessInfo.processInfo.environment["SLUICE_TEST_STORE_BUDGET"], let seconds = Int(text), seconds > 0 {
+            return .seconds(seconds)
+        }
+        return .seconds(2)
+    }()
 
     private let length: Duration
     private let deadline: Mutex<ContinuousClock.Instant>

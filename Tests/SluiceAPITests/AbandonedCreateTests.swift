@@ -1,4 +1,5 @@
 import Foundation
+import JobService
 import SluiceAPI
 import SluiceCore
 import SluiceTestSupport
@@ -10,16 +11,16 @@ import Testing
 @Suite(
     .serialized, .enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
 struct AbandonedCreateTests {
-    /// Makes the insert of a job whose URL says `slow-commit` take 3 s at its `COMMIT` (a
-    /// deferred trigger), and notes its id in `slow_commit_log`, which holds it once the
-    /// commit has landed.
+    /// Makes the insert of a job whose URL says `slow-commit` take a second longer than the
+    /// budget at its `COMMIT` (a deferred trigger), and notes its id in `slow_commit_log`,
+    /// which holds it once the commit has landed.
     static let slowCommit = """
         CREATE TABLE slow_commit_log (id text);
         CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             IF NEW.url LIKE '%slow-commit%' THEN
                 INSERT INTO slow_commit_log VALUES (NEW.id);
-                PERFORM pg_sleep(3);
+                PERFORM pg_sleep(\(StoreCallBudget.request.components.seconds + 1));
             END IF;
             RETURN NULL;
         END $$;
