@@ -82,7 +82,9 @@ import Testing
             let clock = VirtualClock()
             let result = try await harness.download("/testdata/1M?status=503&times=2&retry=7", clock: clock).run()
             #expect(result.sha256 == EngineHarness.expectedSHA256(size: 1 << 20))
-            #expect(clock.requestedWaits == [.seconds(7), .seconds(7)])
+            // The remote's waits; a loaded machine may add a reconnect's backoff of a few
+            // milliseconds (seen in a CI rehearsal beside a build), which is not this rule's.
+            #expect(clock.requestedWaits.filter { $0 >= .seconds(1) } == [.seconds(7), .seconds(7)])
         }
     }
 
