@@ -53,8 +53,24 @@ public protocol JobRepository: Sendable {
 
     /// Stores new webhook deliveries (in one transaction) or a delivery's new state.
     func saveDeliveries(_ deliveries: [WebhookDelivery]) async throws
-    /// Deliveries still to be tried, soonest first.
+    /// Every delivery still to be tried, soonest first, none claimed (tests and tools; the
+    /// dispatcher reads by receiver, `dueDeliveries`).
     func pendingDeliveries() async throws -> [WebhookDelivery]
+    /// The receivers (`WebhookDelivery.receiver`) that have deliveries still to be tried.
+    func deliveryReceivers() async throws -> [String]
+    /// At most `limit` of `receiver`'s deliveries due at `now`, soonest first, none of the
+    /// jobs in `excludingJobs` (their earlier delivery is under way): read by an index,
+    /// whatever the backlog. A cluster's store claims them for this node.
+    func dueDeliveries(receiver: String, now: Date, excludingJobs: [String], limit: Int) async throws -> [WebhookDelivery]
+    /// When `receiver`'s next delivery is due (one claimed by another node is not this
+    /// node's); nil when it has none left to try.
+    func nextDeliveryAttempt(receiver: String) async throws -> Date?
+    /// Removes every delivery of a deleted job once none is left to try: nothing of it (its
+    /// bodies held its URL) stays once its `removed` call is delivered or given up.
+    func forgetDeliveries(ofRemovedJob jobID: String) async throws
+    /// Removes the deliveries delivered or given up that were made before `cutoff` (the
+    /// retention); returns how many.
+    func forgetDeliveries(settledBefore cutoff: Date) async throws -> Int
     /// A job's deliveries, oldest first (they outlive the job: a `removed` event's does).
     func deliveries(jobID: String) async throws -> [WebhookDelivery]
     /// The cheapest round trip to the store: it answers, or throws (`StoreHealth`).

@@ -6,6 +6,7 @@ public import Logging
 public import Metrics
 import NIOCore
 import NIOHTTP1
+import Synchronization
 public import SluiceCore
 
 /// Tells webhooks that jobs ended or went: `--webhook` for every job, and a job's own
@@ -24,18 +25,22 @@ public final class WebhookDispatcher: Sendable {
         public var schedule: WebhookSchedule
         /// An attempt that has no answer by then has failed.
         public var timeout: Duration
-        /// Attempts in flight at once.
+        /// Attempts in flight at once to one receiver (an origin).
         public var concurrency: Int
+        /// How long a delivered or given-up delivery of a live job is kept (its body holds the
+        /// job's URL); a deleted job's go once its `removed` call is settled.
+        public var retention: Duration
 
         public init(
             url: String? = nil, secret: String? = nil, schedule: WebhookSchedule = WebhookSchedule(),
-            timeout: Duration = .seconds(10), concurrency: Int = 8
+            timeout: Duration = .seconds(10), concurrency: Int = 4, retention: Duration = .seconds(7 * 24 * 3600)
         ) {
             self.url = url
             self.secret = secret
             self.schedule = schedule
             self.timeout = timeout
             self.concurrency = concurrency
+            self.retention = retention
         }
     }
 
@@ -113,53 +118,113 @@ public final class WebhookDispatcher: Sendable {
 
     /// `scheme://host[:port]/***`: a URL without its user information, path and query.
     static func originOnly(_ url: String) -> String {
-        guard let authority = URLCredentials.authority(of: url) else { return "***" }
-        let host = authority.at.map { url.index(after: $0) } ?? authority.start
-        return url[..<authority.start] + url[host..<authority.end] + "/***"
+        guard URLCredentials.authority(of: url) != nil else { return "***" }
+        return WebhookDelivery.receiver(of: url) + "/***"
     }
 
     /// Sends due deliveries until cancelled; what a previous run left pending goes first.
+    /// Each receiver has a queue of its own (`serve`): one that never answers holds up its own
+    /// deliveries only. This loop starts a receiver's queue when the store has deliveries for
+    /// it, and wakes it when new ones are stored.
     public func run() async {
-        while !Task.isCancelled {
-            let pending: [WebhookDelivery]
-            do {
-                pending = try await repository.pendingDeliveries()
-            } catch {
-                logger.error("cannot read pending webhook deliveries: \(error)")
-                await wake.wait(upTo: .seconds(5), sleep: Self.realSleep)
-                continue
-            }
-            let now = clock.now()
-            let due = pending.filter { ($0.nextAttemptAt ?? now) <= now }.prefix(configuration.concurrency)
-            if !due.isEmpty {
-                let allSaved = await withTaskGroup(of: Bool.self) { group in
-                    // One job's deliveries one after another, oldest first (`failed` before
-                    // `removed`); different jobs' at once.
-                    for (_, deliveries) in Dictionary(grouping: due, by: \.jobID) {
-                        group.addTask {
-                            var saved = true
-                            for delivery in deliveries.sorted(by: { $0.createdAt < $1.createdAt }) {
-                                saved = await self.attempt(delivery) && saved
-                            }
-                            return saved
-                        }
+        let queues = ReceiverQueues()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.forgetSettledDeliveries() }
+            while !Task.isCancelled {
+                var wait = longestWait
+                do {
+                    for receiver in try await repository.deliveryReceivers() {
+                        guard let wake = queues.join(receiver) else { continue }
+                        group.addTask { await self.serve(receiver, wake: wake, queues: queues) }
                     }
-                    return await group.reduce(true) { $0 && $1 }
+                } catch {
+                    logger.error("cannot read the receivers of pending webhook deliveries: \(error)")
+                    wait = .seconds(5)
                 }
-                // An attempt the store could not record is still due: wait before the
-                // next, so that a full disk never makes a loop of calls to a receiver.
-                if !allSaved { await wake.wait(upTo: .seconds(5), sleep: Self.realSleep) }
-                continue
+                // Other nodes' deliveries are looked for every 30 s (real time): nothing here
+                // wakes this node for them.
+                await wake.wait(upTo: wait, sleep: Self.realSleep)
             }
-            let next = pending.compactMap(\.nextAttemptAt).min()
-            let wait = next.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSince(now)) * 1000) + 1) }
-            if let longest = longestWait, wait.map({ $0 >= longest }) ?? true {
-                // The poll for deliveries other nodes stored bounds a real wait (real time);
-                // a retry's time is a rule (the service's clock).
-                await wake.wait(upTo: longest, sleep: Self.realSleep)
-            } else {
-                await wake.wait(upTo: wait, sleep: clock.sleep)
+            group.cancelAll()
+        }
+    }
+
+    /// Every hour (real time), removes the settled deliveries older than the retention.
+    private func forgetSettledDeliveries() async {
+        while !Task.isCancelled {
+            let cutoff = clock.now().addingTimeInterval(-Double(configuration.retention.components.seconds))
+            do {
+                let removed = try await repository.forgetDeliveries(settledBefore: cutoff)
+                if removed > 0 { logger.info("removed \(removed) webhook deliveries settled before \(cutoff) (the retention)") }
+            } catch {
+                logger.warning("cannot remove webhook deliveries past their retention: \(error)")
             }
+            try? await Self.realSleep(.seconds(3600))
+        }
+    }
+
+    /// What ended a receiver queue's wait.
+    private enum QueueEvent: Sendable {
+        case attempted(id: String, saved: Bool)
+        case woken
+    }
+
+    /// One receiver's queue: at most `concurrency` attempts at once, one per job (its
+    /// deliveries in order, `failed` before `removed`), each delivery on its own schedule.
+    /// Due deliveries are read by the store's index, at most as many as there are free
+    /// attempts: an attempt's cost does not grow with the backlog. Ends when the receiver has
+    /// nothing left to try.
+    private func serve(_ receiver: String, wake: WakeSignal, queues: ReceiverQueues) async {
+        await withTaskGroup(of: QueueEvent.self) { group in
+            var inFlight: [String: String] = [:]
+            var waiting = false
+            while !Task.isCancelled {
+                var wait: Duration? = .seconds(1)
+                do {
+                    var jobs = Set(inFlight.values)
+                    let due = try await repository.dueDeliveries(
+                        receiver: receiver, now: clock.now(), excludingJobs: Array(jobs), limit: configuration.concurrency - inFlight.count
+                    )
+                    for delivery in due where jobs.insert(delivery.jobID).inserted {
+                        inFlight[delivery.id] = delivery.jobID
+                        group.addTask { .attempted(id: delivery.id, saved: await self.attempt(delivery)) }
+                    }
+                    if inFlight.isEmpty {
+                        guard let next = try await repository.nextDeliveryAttempt(receiver: receiver) else {
+                            if queues.leave(receiver, wake) { break }
+                            continue
+                        }
+                        wait = .milliseconds(Int64(max(0, next.timeIntervalSince(clock.now())) * 1000) + 1)
+                        if let longest = longestWait, let until = wait, until > longest { wait = longest }
+                    }
+                } catch {
+                    // A full disk or a store away: wait before the next read, so that a
+                    // failing store never makes a loop of calls to a receiver.
+                    logger.error("cannot read the webhook deliveries to \(EndpointURL.redact(receiver)): \(error)")
+                    wait = .seconds(5)
+                }
+                if !waiting {
+                    waiting = true
+                    // With attempts under way, a look every second for deliveries of other
+                    // jobs that fell due; without, a sleep until the next is due.
+                    let sleep = inFlight.isEmpty ? clock.sleep : Self.realSleep
+                    group.addTask { [wait] in
+                        await wake.wait(upTo: wait, sleep: sleep)
+                        return .woken
+                    }
+                }
+                guard let event = await group.next() else { break }
+                switch event {
+                case .attempted(let id, let saved):
+                    inFlight[id] = nil
+                    // An attempt the store could not record is still due: its job waits out
+                    // the next look instead of calling the receiver again at once.
+                    if !saved { try? await Self.realSleep(.seconds(5)) }
+                case .woken:
+                    waiting = false
+                }
+            }
+            group.cancelAll()
         }
     }
 
@@ -207,6 +272,12 @@ public final class WebhookDispatcher: Sendable {
         }
         do {
             try await repository.saveDeliveries([delivery])
+            // A deleted job's last call is settled: nothing of it stays.
+            if delivery.event == .removed, delivery.state != .pending {
+                do { try await repository.forgetDeliveries(ofRemovedJob: delivery.jobID) } catch {
+                    logger.warning("cannot remove the deliveries of removed job \(delivery.jobID) yet (the retention will): \(error)")
+                }
+            }
             return true
         } catch {
             logger.error("cannot save webhook delivery \(delivery.id): \(error)")
@@ -245,5 +316,34 @@ public final class WebhookDispatcher: Sendable {
         if let error = error as? SluiceError { return error.message }
         if let error = error as? HTTPClientError, error == .deadlineExceeded { return "no answer within the timeout" }
         return EndpointURL.redact("\(error)")
+    }
+}
+
+/// The receivers whose queues run, each with the signal that wakes it. A queue leaves only
+/// when no signal came since it last looked, so a delivery stored as it ends is never left
+/// without a queue.
+final class ReceiverQueues: Sendable {
+    private let queues = Mutex<[String: WakeSignal]>([:])
+
+    /// Wakes the receiver's queue; nil when it runs, else the signal of a new one to start.
+    func join(_ receiver: String) -> WakeSignal? {
+        queues.withLock { queues in
+            if let running = queues[receiver] {
+                running.signal()
+                return nil
+            }
+            let wake = WakeSignal()
+            queues[receiver] = wake
+            return wake
+        }
+    }
+
+    /// Whether the queue may end: true, and it is gone, unless it was woken meanwhile.
+    func leave(_ receiver: String, _ wake: WakeSignal) -> Bool {
+        queues.withLock { queues in
+            guard !wake.takePending() else { return false }
+            queues[receiver] = nil
+            return true
+        }
     }
 }

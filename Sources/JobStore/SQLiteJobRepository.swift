@@ -122,6 +122,23 @@ public final class SQLiteJobRepository: JobRepository {
         migrator.registerMigration("v7: the request an idempotency key made its job from") { db in
             try db.execute(sql: "ALTER TABLE idempotencyKey ADD COLUMN request TEXT")
         }
+        migrator.registerMigration("v8: deliveries by receiver") { db in
+            // A queue per receiver, read by this index with a limit: an attempt's read never
+            // grows with the backlog (a full read of every pending delivery, bodies included,
+            // before each batch cost 5.3 ms an attempt at 5,000 pending).
+            try db.execute(sql: "ALTER TABLE webhookDelivery ADD COLUMN receiver TEXT NOT NULL DEFAULT ''")
+            let pending = try Row.fetchAll(db, sql: "SELECT id, url, createdAt FROM webhookDelivery WHERE state = 'pending'")
+            for row in pending {
+                let url: String = row["url"]
+                try db.execute(
+                    sql: "UPDATE webhookDelivery SET receiver = ?, nextAttemptAt = COALESCE(nextAttemptAt, ?) WHERE id = ?",
+                    arguments: [WebhookDelivery.receiver(of: url), row["createdAt"] as Double, row["id"] as String])
+            }
+            try db.execute(
+                sql: "CREATE INDEX webhookDelivery_due ON webhookDelivery(receiver, nextAttemptAt, createdAt) WHERE state = 'pending'")
+            // Their retention: the settled ones past it, by age.
+            try db.execute(sql: "CREATE INDEX webhookDelivery_settled ON webhookDelivery(createdAt) WHERE state <> 'pending'")
+        }
         return migrator
     }
 
@@ -439,14 +456,16 @@ public final class SQLiteJobRepository: JobRepository {
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO webhookDelivery (id, jobID, event, url, body, state, attempts, lastStatus,
-                        lastError, createdAt, nextAttemptAt, deliveredAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        lastError, createdAt, nextAttemptAt, deliveredAt, receiver)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     delivery.id, delivery.jobID, delivery.event.rawValue, delivery.url, delivery.body,
                     delivery.state.rawValue, delivery.attempts, delivery.lastStatus, delivery.lastError,
-                    delivery.createdAt.timeIntervalSince1970, delivery.nextAttemptAt?.timeIntervalSince1970,
-                    delivery.deliveredAt?.timeIntervalSince1970,
+                    delivery.createdAt.timeIntervalSince1970,
+                    // A pending delivery is always due at some time: the index orders by it.
+                    (delivery.nextAttemptAt ?? (delivery.state == .pending ? delivery.createdAt : nil))?.timeIntervalSince1970,
+                    delivery.deliveredAt?.timeIntervalSince1970, delivery.receiver,
                 ]
             )
         }
@@ -457,6 +476,61 @@ public final class SQLiteJobRepository: JobRepository {
             try Row.fetchAll(
                 db, sql: "SELECT * FROM webhookDelivery WHERE state = 'pending' ORDER BY nextAttemptAt, createdAt"
             ).compactMap(Self.delivery)
+        }
+    }
+
+    public func deliveryReceivers() async throws -> [String] {
+        try await read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT receiver FROM webhookDelivery WHERE state = 'pending'")
+        }
+    }
+
+    public func dueDeliveries(receiver: String, now: Date, excludingJobs: [String], limit: Int) async throws -> [WebhookDelivery] {
+        guard limit > 0 else { return [] }
+        return try await read { db in
+            let excluded = excludingJobs.isEmpty ? "" : "AND jobID NOT IN (\(excludingJobs.map { _ in "?" }.joined(separator: ",")))"
+            var arguments: [any DatabaseValueConvertible] = [receiver, now.timeIntervalSince1970]
+            arguments += excludingJobs as [any DatabaseValueConvertible]
+            arguments.append(limit)
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM webhookDelivery INDEXED BY webhookDelivery_due
+                    WHERE state = 'pending' AND receiver = ? AND nextAttemptAt <= ? \(excluded)
+                    ORDER BY nextAttemptAt, createdAt LIMIT ?
+                    """, arguments: StatementArguments(arguments)
+            ).compactMap(Self.delivery)
+        }
+    }
+
+    public func nextDeliveryAttempt(receiver: String) async throws -> Date? {
+        try await read { db in
+            try Double.fetchOne(
+                db,
+                sql: """
+                    SELECT nextAttemptAt FROM webhookDelivery INDEXED BY webhookDelivery_due
+                    WHERE state = 'pending' AND receiver = ? ORDER BY nextAttemptAt LIMIT 1
+                    """, arguments: [receiver]
+            ).map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    public func forgetDeliveries(ofRemovedJob jobID: String) async throws {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM webhookDelivery WHERE jobID = ?1
+                        AND NOT EXISTS (SELECT 1 FROM webhookDelivery WHERE jobID = ?1 AND state = 'pending')
+                        AND NOT EXISTS (SELECT 1 FROM job WHERE id = ?1)
+                    """, arguments: [jobID])
+        }
+    }
+
+    public func forgetDeliveries(settledBefore cutoff: Date) async throws -> Int {
+        try await write { db in
+            try db.execute(
+                sql: "DELETE FROM webhookDelivery WHERE state <> 'pending' AND createdAt < ?", arguments: [cutoff.timeIntervalSince1970])
+            return db.changesCount
         }
     }
 

@@ -298,11 +298,11 @@ public final class PostgresJobRepository: ClusterStore {
             _ = try await connections.run(
                 """
                 INSERT INTO webhook_delivery (id, job_id, event, url, body, state, attempts, last_status, last_error,
-                    created_at, next_attempt_at, delivered_at)
+                    created_at, next_attempt_at, delivered_at, receiver)
                 VALUES (\(delivery.id), \(delivery.jobID), \(delivery.event.rawValue), \(delivery.url), \(delivery.body),
                     \(delivery.state.rawValue), \(delivery.attempts), \(delivery.lastStatus), \(delivery.lastError),
-                    \(delivery.createdAt.timeIntervalSince1970), \(delivery.nextAttemptAt?.timeIntervalSince1970),
-                    \(delivery.deliveredAt?.timeIntervalSince1970))
+                    \(delivery.createdAt.timeIntervalSince1970), \(Self.due(delivery)?.timeIntervalSince1970),
+                    \(delivery.deliveredAt?.timeIntervalSince1970), \(delivery.receiver))
                 ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, attempts = EXCLUDED.attempts,
                     last_status = EXCLUDED.last_status, last_error = EXCLUDED.last_error,
                     next_attempt_at = EXCLUDED.next_attempt_at, delivered_at = EXCLUDED.delivered_at,
@@ -312,41 +312,74 @@ public final class PostgresJobRepository: ClusterStore {
         }
     }
 
-    /// Pending deliveries no other node is sending. Those due now are claimed for this node
-    /// for a minute in the same statement, so two nodes never send one delivery; one whose
-    /// node died is sent by another after that minute.
+    /// A pending delivery is always due at some time: the index orders by it.
+    static func due(_ delivery: WebhookDelivery) -> Date? {
+        delivery.nextAttemptAt ?? (delivery.state == .pending ? delivery.createdAt : nil)
+    }
+
     public func pendingDeliveries() async throws -> [WebhookDelivery] {
-        let now = Date().timeIntervalSince1970
-        return try await connections.transaction { [self] connection in
-            _ = try await connections.run(
-                """
-                UPDATE webhook_delivery SET claimed_until = now() + interval '1 minute', claimed_by = \(nodeName)
-                WHERE id IN (
-                    SELECT id FROM webhook_delivery
-                    WHERE state = 'pending' AND COALESCE(next_attempt_at, 0) <= \(now)
-                        AND (claimed_until IS NULL OR claimed_until < now())
-                    FOR UPDATE SKIP LOCKED
-                )
-                """, on: connection
-            )
-            let rows = try await connections.run(
-                """
-                SELECT \(unescaped: Self.deliveryColumns), claimed_by = \(nodeName) AS mine FROM webhook_delivery
-                WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < now() OR claimed_by = \(nodeName))
-                ORDER BY next_attempt_at, created_at
-                """, on: connection
-            ).rows
-            // Only what this node claimed may be sent now; the rest only tells when to look
-            // again (and is claimed then), never sooner than a second from now.
-            let later = Date(timeIntervalSince1970: now + 1)
-            return rows.compactMap { row -> WebhookDelivery? in
-                guard var delivery = Self.delivery(row) else { return nil }
-                if (try? row.makeRandomAccess()["mine"].decode(Bool?.self)) != true {
-                    delivery.nextAttemptAt = max(delivery.nextAttemptAt ?? later, later)
-                }
-                return delivery
-            }
+        try await connections.run(
+            """
+            SELECT \(unescaped: Self.deliveryColumns) FROM webhook_delivery WHERE state = 'pending'
+            ORDER BY next_attempt_at, created_at
+            """
+        ).rows.compactMap(Self.delivery)
+    }
+
+    public func deliveryReceivers() async throws -> [String] {
+        try await connections.run("SELECT DISTINCT receiver FROM webhook_delivery WHERE state = 'pending'").rows.compactMap {
+            try? $0.decode(String.self)
         }
+    }
+
+    /// Claims them for this node for a minute in the same statement, so two nodes never send
+    /// one delivery; one whose node died is sent by another after that minute.
+    public func dueDeliveries(receiver: String, now: Date, excludingJobs: [String], limit: Int) async throws -> [WebhookDelivery] {
+        guard limit > 0 else { return [] }
+        return try await connections.run(
+            """
+            UPDATE webhook_delivery SET claimed_until = now() + interval '1 minute', claimed_by = \(nodeName)
+            WHERE id IN (
+                SELECT id FROM webhook_delivery
+                WHERE state = 'pending' AND receiver = \(receiver) AND next_attempt_at <= \(now.timeIntervalSince1970)
+                    AND (claimed_until IS NULL OR claimed_until < now()) AND NOT (job_id = ANY(\(excludingJobs)))
+                ORDER BY next_attempt_at, created_at LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING \(unescaped: Self.deliveryColumns)
+            """
+        ).rows.compactMap(Self.delivery).sorted {
+            ($0.nextAttemptAt ?? $0.createdAt, $0.createdAt) < ($1.nextAttemptAt ?? $1.createdAt, $1.createdAt)
+        }
+    }
+
+    public func nextDeliveryAttempt(receiver: String) async throws -> Date? {
+        let rows = try await connections.run(
+            """
+            SELECT next_attempt_at FROM webhook_delivery
+            WHERE state = 'pending' AND receiver = \(receiver) AND (claimed_until IS NULL OR claimed_until < now())
+            ORDER BY next_attempt_at LIMIT 1
+            """
+        ).rows
+        guard let row = rows.first, let seconds = try? row.decode(Double?.self) else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    public func forgetDeliveries(ofRemovedJob jobID: String) async throws {
+        _ = try await connections.run(
+            """
+            DELETE FROM webhook_delivery WHERE job_id = \(jobID)
+                AND NOT EXISTS (SELECT 1 FROM webhook_delivery WHERE job_id = \(jobID) AND state = 'pending')
+                AND NOT EXISTS (SELECT 1 FROM job WHERE id = \(jobID))
+            """
+        )
+    }
+
+    public func forgetDeliveries(settledBefore cutoff: Date) async throws -> Int {
+        let result = try await connections.run(
+            "DELETE FROM webhook_delivery WHERE state <> 'pending' AND created_at < \(cutoff.timeIntervalSince1970)"
+        )
+        return result.metadata.rows ?? 0
     }
 
     public func deliveries(jobID: String) async throws -> [WebhookDelivery] {

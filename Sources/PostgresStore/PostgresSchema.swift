@@ -210,6 +210,23 @@ enum PostgresSchema {
         Migration(
             version: 6, name: "the request an idempotency key made its job from",
             statements: ["ALTER TABLE idempotency_key ADD COLUMN request text"]),
+        Migration(
+            version: 7, name: "deliveries by receiver",
+            statements: [
+                // A queue per receiver, read by this index with a limit: an attempt's read never
+                // grows with the backlog. The receiver is the URL's origin without user
+                // information, lower-cased (`WebhookDelivery.receiver`).
+                "ALTER TABLE webhook_delivery ADD COLUMN receiver text NOT NULL DEFAULT ''",
+                #"""
+                UPDATE webhook_delivery SET
+                    receiver = lower(regexp_replace(url, '^([^:/?#]*://)(?:[^/?#]*@)?([^/?#]*).*$', '\1\2')),
+                    next_attempt_at = COALESCE(next_attempt_at, created_at)
+                WHERE state = 'pending'
+                """#,
+                "CREATE INDEX webhook_delivery_due ON webhook_delivery (receiver, next_attempt_at, created_at) WHERE state = 'pending'",
+                // Their retention: the settled ones past it, by age.
+                "CREATE INDEX webhook_delivery_settled ON webhook_delivery (created_at) WHERE state <> 'pending'",
+            ]),
     ]
 
     /// Applies what is missing; returns the versions applied.

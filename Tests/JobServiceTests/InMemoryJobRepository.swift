@@ -179,6 +179,47 @@ final class InMemoryJobRepository: JobRepository {
         }
     }
 
+    func forgetDeliveries(ofRemovedJob jobID: String) async throws {
+        try await call("forgetDeliveries") { storage in
+            guard !storage.deliveries.contains(where: { $0.jobID == jobID && $0.state == .pending }),
+                !storage.jobs.contains(where: { $0.job.id == jobID })
+            else { return }
+            storage.deliveries.removeAll { $0.jobID == jobID }
+        }
+    }
+
+    func forgetDeliveries(settledBefore cutoff: Date) async throws -> Int {
+        try await call("forgetDeliveries") { storage in
+            let before = storage.deliveries.count
+            storage.deliveries.removeAll { $0.state != .pending && $0.createdAt < cutoff }
+            return before - storage.deliveries.count
+        }
+    }
+
+    func deliveryReceivers() async throws -> [String] {
+        try await call("deliveryReceivers") { storage in
+            Array(Set(storage.deliveries.filter { $0.state == .pending }.map(\.receiver)))
+        }
+    }
+
+    func dueDeliveries(receiver: String, now: Date, excludingJobs: [String], limit: Int) async throws -> [WebhookDelivery] {
+        try await call("dueDeliveries") { storage in
+            Array(
+                storage.deliveries.filter {
+                    $0.state == .pending && $0.receiver == receiver && ($0.nextAttemptAt ?? $0.createdAt) <= now
+                        && !excludingJobs.contains($0.jobID)
+                }
+                .sorted { ($0.nextAttemptAt ?? $0.createdAt, $0.createdAt) < ($1.nextAttemptAt ?? $1.createdAt, $1.createdAt) }
+                .prefix(limit))
+        }
+    }
+
+    func nextDeliveryAttempt(receiver: String) async throws -> Date? {
+        try await call("nextDeliveryAttempt") { storage in
+            storage.deliveries.filter { $0.state == .pending && $0.receiver == receiver }.map { $0.nextAttemptAt ?? $0.createdAt }.min()
+        }
+    }
+
     func deliveries(jobID: String) async throws -> [WebhookDelivery] {
         try await call("deliveries") { storage in
             storage.deliveries.filter { $0.jobID == jobID }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }

@@ -137,6 +137,83 @@ import Testing
         }
     }
 
+    /// Issue 21, finding 4: the dispatcher reads one receiver's due deliveries, soonest
+    /// first, at most as many as it can send, never those of a job with one under way, and
+    /// when the next falls due; never the whole backlog.
+    @Test(arguments: Store.allCases) func dueDeliveriesAreReadByReceiverWithALimit(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            func delivery(_ id: String, job: String, second: Double, url: String) -> WebhookDelivery {
+                var delivery = Self.delivery(id, job: job, second: second)
+                delivery.url = url
+                return delivery
+            }
+            let silent = "https://user:secret@Silent.example.com:8443/hook?token=1"
+            var later = delivery("s-later", job: "c", second: 2, url: silent)
+            later.attempted(
+                status: 503, error: nil, at: Date(timeIntervalSince1970: 1_800_000_003), schedule: WebhookSchedule(), jitter: 0)
+            try await store.saveDeliveries([
+                delivery("s1", job: "a", second: 1, url: silent), delivery("s2", job: "a", second: 2, url: silent),
+                delivery("s3", job: "b", second: 3, url: "https://silent.example.com:8443/other"), later,
+                delivery("o1", job: "a", second: 1, url: "http://other.example.com/"),
+            ])
+            #expect(Set(try await store.deliveryReceivers()) == ["https://silent.example.com:8443", "http://other.example.com"])
+            // Before the retry is due (2.5 s after its failed attempt at 3 s).
+            let now = Date(timeIntervalSince1970: 1_800_000_005)
+            let receiver = "https://silent.example.com:8443"
+            #expect(try await store.dueDeliveries(receiver: receiver, now: now, excludingJobs: [], limit: 0).isEmpty)
+            #expect(try await store.dueDeliveries(receiver: receiver, now: now, excludingJobs: ["a"], limit: 10).map(\.id) == ["s3"])
+            // PostgreSQL claimed what it returned (for a minute): not read again meanwhile.
+            let all = try await store.dueDeliveries(receiver: receiver, now: now, excludingJobs: [], limit: 10)
+            #expect(all.map(\.id) == (kind == .postgres ? ["s1", "s2"] : ["s1", "s2", "s3"]), "due, soonest first, one receiver's only")
+            // Delivered or failed ones are not the receiver's any more; a retry is due later.
+            var done = all[0]
+            done.attempted(status: 200, error: nil, at: now, schedule: WebhookSchedule(), jitter: 0)
+            try await store.saveDeliveries([done])
+            if kind != .postgres {
+                #expect(try await store.dueDeliveries(receiver: receiver, now: now, excludingJobs: [], limit: 1).map(\.id) == ["s2"])
+                #expect(try await store.nextDeliveryAttempt(receiver: receiver) == Date(timeIntervalSince1970: 1_800_000_002))
+            } else {
+                #expect(try await store.dueDeliveries(receiver: receiver, now: now, excludingJobs: [], limit: 10).isEmpty)
+                #expect(try await store.nextDeliveryAttempt(receiver: receiver) == later.nextAttemptAt)
+            }
+            #expect(try await store.nextDeliveryAttempt(receiver: "https://nobody.example.com") == nil)
+        }
+    }
+
+    /// Issue 21, finding 11: a deleted job's deliveries go once none is left to try; settled
+    /// ones of any job go once past the retention; pending ones stay.
+    @Test(arguments: Store.allCases) func settledDeliveriesAreForgotten(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            try await store.insert(Self.job("live"))
+            try await store.insert(Self.job("gone"))
+            var told = Self.delivery("g1", job: "gone", second: 1)
+            let pending = Self.delivery("g2", job: "gone", second: 2)
+            try await store.delete(id: "gone", deliveries: [told, pending])
+            told.attempted(status: 200, error: nil, at: Date(timeIntervalSince1970: 1_800_000_003), schedule: WebhookSchedule(), jitter: 0)
+            try await store.saveDeliveries([told])
+            // One call of it is still to be tried: all stay.
+            try await store.forgetDeliveries(ofRemovedJob: "gone")
+            #expect(try await store.deliveries(jobID: "gone").count == 2)
+            var given = pending
+            given.refused("forbidden_target: test", at: Date(timeIntervalSince1970: 1_800_000_004))
+            try await store.saveDeliveries([given])
+            try await store.forgetDeliveries(ofRemovedJob: "gone")
+            #expect(try await store.deliveries(jobID: "gone").isEmpty)
+            // A live job's are kept, settled or not, until past the retention.
+            var old = Self.delivery("l1", job: "live", second: 1)
+            old.attempted(status: 200, error: nil, at: Date(timeIntervalSince1970: 1_800_000_002), schedule: WebhookSchedule(), jitter: 0)
+            let waiting = Self.delivery("l2", job: "live", second: 3)
+            var recent = Self.delivery("l3", job: "live", second: 20)
+            recent.attempted(
+                status: 204, error: nil, at: Date(timeIntervalSince1970: 1_800_000_021), schedule: WebhookSchedule(), jitter: 0)
+            try await store.saveDeliveries([old, waiting, recent])
+            try await store.forgetDeliveries(ofRemovedJob: "live")
+            #expect(try await store.deliveries(jobID: "live").count == 3)
+            #expect(try await store.forgetDeliveries(settledBefore: Date(timeIntervalSince1970: 1_800_000_010)) == 1)
+            #expect(try await store.deliveries(jobID: "live").map(\.id) == ["l2", "l3"])
+        }
+    }
+
     @Test(arguments: Store.allCases) func aCheckpointRoundTripsAndCarriesItsBytes(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
             try await store.insert(Self.job("a"))

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JobService
+import JobStore
 import NIOHTTP1
 import SluiceAPI
 import SluiceCore
@@ -28,6 +29,17 @@ import Testing
         guard let t = parts["t"], let v1 = parts["v1"] else { return false }
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(t).\(call.body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
         return mac.map { String(format: "%02x", $0) }.joined() == v1
+    }
+
+    /// How many deliveries of `id` the service's store holds (SQLite's file, or the
+    /// PostgreSQL database of the cluster pass).
+    static func storedDeliveries(of id: String, in service: ServiceHarness) async throws -> Int {
+        if ServiceHarness.onPostgres {
+            let count = try TestPostgres.sql(
+                "SELECT count(*) FROM webhook_delivery WHERE job_id = '\(id)'", database: TestPostgres.database(for: service.data))
+            return Int(count.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+        return try await SQLiteJobRepository(path: service.data + "/sluice.sqlite").deliveries(jobID: id).count
     }
 
     static func event(_ call: WebhookReceiver.Call) throws -> (event: String, job: [String: Any]) {
@@ -147,7 +159,46 @@ import Testing
                     }
                     // The job is gone, and so is its deliveries list.
                     #expect(try await service.request(.GET, "/jobs/\(id)/deliveries").status == 404)
+                    // Issue 21, finding 11: nothing of it stays in the store once its `removed`
+                    // calls are settled (their bodies held its URL).
+                    try await service.eventually("its deliveries leave the store") {
+                        try await Self.storedDeliveries(of: id, in: service) == 0
+                    }
                 }
+            }
+        }
+    }
+
+    /// Issue 21, finding 3: deliveries went 8 at a time and each batch waited for its slowest
+    /// call, so 16 jobs whose `notify` receiver never answers held the operator's `--webhook`
+    /// call for an unrelated job for the receiver's 10 s timeout, again at every retry. Each
+    /// receiver has a queue of its own now: the unrelated call goes at once.
+    @Test func aSilentReceiverHoldsUpOnlyItsOwnDeliveries() async throws {
+        let global = WebhookReceiver()
+        let silent = try SilentListener()
+        let silentHook = "http://127.0.0.1:\(silent.port)/hook"
+        try await global.run { globalHook in
+            try await ServiceHarness.with(configure: { Self.fastRetries(&$0, webhook: globalHook) }) { service in
+                var stalled: [String] = []
+                for index in 0..<16 {
+                    let job = try await service.create(["url": service.testdata("/testdata/1000?seed=\(index)"), "notify": silentHook])
+                    stalled.append(job["id"] as! String)
+                }
+                for id in stalled { try await service.waitFor(id) { $0["state"] as? String == "completed" } }
+                let first = stalled[0]
+                // Stored, so tried at once: each attempt waits out the receiver's 10 s.
+                try await service.eventually("the silent receiver's deliveries are stored") {
+                    try await service.deliveries(first).contains { ($0["url"] as? String)?.contains("\(silent.port)") == true }
+                }
+                let id = try await service.create(["url": service.testdata("/testdata/1000?seed=99")])["id"] as! String
+                try await service.waitFor(id) { $0["state"] as? String == "completed" }
+                let completed = ContinuousClock.now
+                #expect(
+                    try await waitUntil(.seconds(30), every: .milliseconds(20)) {
+                        global.calls.contains { (try? Self.event($0).job["id"] as? String) == id }
+                    })
+                let waited = ContinuousClock.now - completed
+                #expect(waited < .seconds(5), "the unrelated job's call came \(waited) after it completed")
             }
         }
     }

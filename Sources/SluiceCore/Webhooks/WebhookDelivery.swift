@@ -38,6 +38,17 @@ public struct WebhookDelivery: Sendable, Equatable {
         self.nextAttemptAt = createdAt
     }
 
+    /// Who receives it: its URL's origin (`scheme://host[:port]`, lower-cased, without user
+    /// information). Each receiver has a queue of its own, so one that never answers holds
+    /// up only its own deliveries.
+    public var receiver: String { Self.receiver(of: url) }
+
+    public static func receiver(of url: String) -> String {
+        guard let authority = URLCredentials.authority(of: url) else { return url.lowercased() }
+        let host = authority.at.map { url.index(after: $0) } ?? authority.start
+        return (url[..<authority.start] + url[host..<authority.end]).lowercased()
+    }
+
     /// The body a delivery of `event` for `job` sends.
     public static func body(event: WebhookEvent, job: JobSnapshot) -> String {
         JSONValue.object([("event", .string(event.rawValue)), ("job", job.json)]).text
