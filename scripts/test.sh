@@ -46,6 +46,11 @@ heavy='StoreStallTests|DeleteDurabilityTests|TLSGetTests|GetThroughSquidTests|TL
 # process's threads, where CI's own limit (90 minutes) cut the log at a point that said
 # nothing.
 pass_limit=${SLUICE_TEST_PASS_LIMIT:-900}
+# At most this many tests at once. Swift Testing otherwise starts all 450 of a pass together:
+# on 2 cores a test's own timing bounds (a read timeout, a checkpoint's interval, a 2 s
+# store budget) then met seconds of waiting for a thread, and a different few failed in
+# each CI rehearsal.
+width=${SLUICE_TEST_WIDTH:-12}
 run_pass() {
     local log pid threads waited=0 status=0
     log=$(mktemp /tmp/sluice-test-XXXXXX.log)
@@ -53,7 +58,7 @@ run_pass() {
     # `sluice` children it started), and nothing else on the machine. Line-buffered, so the
     # log names what started when the pass is stopped (into a pipe the test process
     # otherwise kept its last few kilobytes to itself).
-    setsid stdbuf -oL -eL swift test --skip-build "$@" > >(tee "$log") 2>&1 &
+    setsid stdbuf -oL -eL swift test --skip-build --experimental-maximum-parallelization-width "$width" "$@" > >(tee "$log") 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "$pass_limit" ]; do
         sleep 5
