@@ -119,7 +119,7 @@ extension JobScheduler {
     /// are held again for the action (`letGoFinished` lets them go after it).
     private func selected(_ selection: JobSelection) async throws -> [String] {
         switch selection {
-        case .ids(let ids):
+        case .ids(let ids, _):
             var held: [String] = []
             do {
                 for id in ids {
@@ -155,7 +155,7 @@ extension JobScheduler {
     /// Lets every finished job held for an action go back to the store alone (the jobs it
     /// named held by it until now).
     private func letGoFinished(_ selection: JobSelection) {
-        if case .ids(let ids) = selection { for id in ids { releaseHold(id) } }
+        if case .ids(let ids, _) = selection { for id in ids { releaseHold(id) } }
         for job in jobs.jobs(in: JobState.finished) { letGoIfFinished(job.id) }
     }
 

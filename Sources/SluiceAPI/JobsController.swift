@@ -71,16 +71,17 @@ struct JobsController {
         return JSONCoding.response(.object([("deleted", JSONValue(deleted))]))
     }
 
-    /// A bulk action's jobs: `?state=`, or a body `{"ids": [...]}`, or with neither every job.
+    /// A bulk action's jobs: `?state=`, a body `{"ids": [...]}`, both (the named jobs in
+    /// those states), or with neither every job.
     static func selection(_ request: Request) async throws -> JobSelection {
         let hasBody = request.headers[.contentLength].flatMap(Int.init).map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil)
+        var states: Set<JobState>?
         if let text = request.uri.queryParameters.get("state") {
             guard !text.isEmpty else { throw SluiceError(.invalidField, "state names no state", field: "state") }
-            if hasBody { throw SluiceError(.invalidField, "give either ?state= or a body of ids, not both", field: "ids") }
-            return .states(try JobSelection.states(parsing: text))
+            states = try JobSelection.states(parsing: text)
         }
-        guard hasBody else { return .all }
-        return .ids(try await JSONCoding.decode(JobIDList.self, from: request).ids)
+        guard hasBody else { return states.map { .states($0) } ?? .all }
+        return .ids(try await JSONCoding.decode(JobIDList.self, from: request).ids, states: states)
     }
 
     static func deleteFile(_ request: Request) throws -> Bool {

@@ -60,6 +60,27 @@ import Testing
         }
     }
 
+    /// Issue 21: `?state=` with a body of ids answered 400, which the spec could not say (a
+    /// fuzzer sent both, each valid). Both select the named jobs that are in those states.
+    @Test func stateAndIdsTogetherSelectTheNamedJobsInThoseStates() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            let a = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String
+            let b = try await service.create(["url": service.testdata("/testdata/1M?seed=2"), "paused": true])["id"] as! String
+            let none = try await service.send(.POST, "/jobs/resume?state=failed", ["ids": [a, b]])
+            #expect(none.status == 200)
+            #expect((try none.json()["jobs"] as? [[String: Any]])?.isEmpty == true)
+            #expect(try await service.states() == [a: "paused", b: "paused"])
+            let one = try await service.send(.POST, "/jobs/resume?state=paused,failed", ["ids": [a]])
+            #expect(one.status == 200)
+            #expect((try one.json()["jobs"] as? [[String: Any]])?.map { $0["id"] as? String } == [a])
+            #expect(try await service.states()[b] == "paused")
+            // Every id must still name a job.
+            let unknown = try await service.send(.POST, "/jobs/pause?state=paused", ["ids": [b, "nope"]])
+            #expect(unknown.status == 400)
+            #expect(try await service.states()[b] == "paused")
+        }
+    }
+
     @Test func unknownIdsOrStatesChangeNothing() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let id = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String

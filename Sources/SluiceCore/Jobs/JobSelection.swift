@@ -1,9 +1,11 @@
 /// Which jobs a bulk action (`POST /jobs/pause`, `POST /jobs/resume`, `DELETE /jobs`)
-/// acts on: those in some states (`?state=`), those named (`{"ids": [...]}`), or all.
+/// acts on: those in some states (`?state=`), those named (`{"ids": [...]}`), those named
+/// that are in some states (both), or all.
 public enum JobSelection: Sendable, Equatable {
     case all
     case states(Set<JobState>)
-    case ids([String])
+    /// Every id must name a job; with `states`, only those in them are acted on.
+    case ids([String], states: Set<JobState>? = nil)
 
     /// `?state=a,b`: known states only, else `invalid_field` naming `state`. Empty items
     /// are skipped (`,failed,` is `failed`), as the spec's pattern allows.
@@ -36,7 +38,7 @@ public enum JobSelection: Sendable, Equatable {
         switch self {
         case .all: true
         case .states(let states): states.contains(job.state)
-        case .ids(let ids): ids.contains(job.id)
+        case .ids(let ids, let states): ids.contains(job.id) && (states?.contains(job.state) ?? true)
         }
     }
 }
