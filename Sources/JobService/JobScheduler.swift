@@ -712,6 +712,13 @@ public actor JobScheduler {
     /// (409). A single node decides in memory and stores behind (`JobWrites`).
     @discardableResult
     func apply(_ id: String, _ event: (inout JobLifecycle) -> JobLifecycle.Action) async throws -> JobSnapshot {
+        // Its run placed the file and is recording its end (a cluster node writes it under
+        // its lease first): the job is completed once that is done. Waited for (within the
+        // run's own store budget), so that the answer and the job shown after it agree.
+        if runs[id].placedFile, let recording = runs.ending(id) {
+            _ = await recording.task.value
+            StoreCallBudget.renew()
+        }
         // A node whose commands are written first: its own change of the job still queued is
         // written with this one (the store holds the state that change expected); one being
         // written goes first.
