@@ -55,14 +55,6 @@ final class WakeSignal: Sendable {
         }
     }
 
-    /// Takes a signal no wait has taken yet: whether there was one.
-    func takePending() -> Bool {
-        state.withLock { state in
-            defer { state.pending = false }
-            return state.pending
-        }
-    }
-
     private func cancelWaiter() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             defer { state.waiter = nil }

@@ -180,6 +180,7 @@ public final class WebhookDispatcher: Sendable {
             var waiting = false
             while !Task.isCancelled {
                 var wait: Duration? = .seconds(1)
+                let looked = queues.look(receiver)
                 do {
                     var jobs = Set(inFlight.values)
                     let due = try await repository.dueDeliveries(
@@ -191,7 +192,7 @@ public final class WebhookDispatcher: Sendable {
                     }
                     if inFlight.isEmpty {
                         guard let next = try await repository.nextDeliveryAttempt(receiver: receiver) else {
-                            if queues.leave(receiver, wake) { break }
+                            if queues.leave(receiver, lookedAt: looked) { break }
                             continue
                         }
                         wait = .milliseconds(Int64(max(0, next.timeIntervalSince(clock.now())) * 1000) + 1)
@@ -320,28 +321,40 @@ public final class WebhookDispatcher: Sendable {
 }
 
 /// The receivers whose queues run, each with the signal that wakes it. A queue leaves only
-/// when no signal came since it last looked, so a delivery stored as it ends is never left
-/// without a queue.
+/// when nobody joined it since it last looked at the store (`look`), so a delivery stored as
+/// it ends is never left without a queue, whoever took the signal that told of it.
 final class ReceiverQueues: Sendable {
-    private let queues = Mutex<[String: WakeSignal]>([:])
+    private struct Queue {
+        let wake: WakeSignal
+        /// How many times the queue was joined while it ran.
+        var joins: Int
+    }
+
+    private let queues = Mutex<[String: Queue]>([:])
 
     /// Wakes the receiver's queue; nil when it runs, else the signal of a new one to start.
     func join(_ receiver: String) -> WakeSignal? {
         queues.withLock { queues in
             if let running = queues[receiver] {
-                running.signal()
+                queues[receiver]?.joins += 1
+                running.wake.signal()
                 return nil
             }
             let wake = WakeSignal()
-            queues[receiver] = wake
+            queues[receiver] = Queue(wake: wake, joins: 0)
             return wake
         }
     }
 
-    /// Whether the queue may end: true, and it is gone, unless it was woken meanwhile.
-    func leave(_ receiver: String, _ wake: WakeSignal) -> Bool {
+    /// Taken before a queue reads the store, and given to `leave`.
+    func look(_ receiver: String) -> Int {
+        queues.withLock { $0[receiver]?.joins ?? 0 }
+    }
+
+    /// Whether the queue may end: true, and it is gone, unless it was joined after `lookedAt`.
+    func leave(_ receiver: String, lookedAt: Int) -> Bool {
         queues.withLock { queues in
-            guard !wake.takePending() else { return false }
+            if let queue = queues[receiver], queue.joins != lookedAt { return false }
             queues[receiver] = nil
             return true
         }
