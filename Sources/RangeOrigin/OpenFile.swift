@@ -33,12 +33,10 @@ final class OpenFile: Sendable {
     let identity: Identity
     var size: Int64 { identity.size }
 
-    /// Opens `path`, which must already be resolved (no symlinks left), as a regular file.
-    /// `O_NONBLOCK` keeps a FIFO without a writer from blocking the thread in `open()`;
-    /// anything but a regular file (FIFO, device, socket, directory) is refused after `fstat`.
-    init?(resolvedPath path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { return nil }
+    /// Takes `fd` (opened non-blocking, so that a FIFO without a writer never blocks the
+    /// thread in `open()`) when it is a regular file; anything else (FIFO, device, socket,
+    /// directory) is refused after `fstat`, and closed.
+    init?(descriptor fd: Int32) {
         guard let status = FileStatus(descriptor: fd), status.isRegularFile, status.size >= 0 else {
             close(fd)
             return nil
@@ -107,13 +105,10 @@ struct FileRoot: Sendable {
         resolvedRoot + "/" + path.description
     }
 
-    /// The resolved path of the file a request names, or nil when the name is unsafe, the
-    /// file does not exist, or it resolves (through symlinks) outside the root.
-    func resolve(_ path: SafeRelativePath) -> String? {
-        guard let resolved = realpath(joined(path), nil) else { return nil }
-        defer { free(resolved) }
-        let result = String(cString: resolved)
-        let prefix = resolvedRoot == "/" ? "/" : resolvedRoot + "/"
-        return result.hasPrefix(prefix) && result.count > prefix.count ? result : nil
+    /// The regular file a request names, opened beneath the root (`OpenBeneath`): symlinks
+    /// that stay inside it, relative or absolute, are followed; nil when it is missing, not a
+    /// regular file, or leads outside the root.
+    func open(_ path: SafeRelativePath) -> OpenFile? {
+        OpenBeneath.file(path.segments, under: resolvedRoot).flatMap(OpenFile.init(descriptor:))
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Open files by request path, like nginx's `open_file_cache`: a hit costs one `stat` of
 /// the path as requested (checked by inode, size and modification time) instead of decoding
-/// the path, `realpath` (a `readlink` per path component), `open`, `fstat` and `close`,
+/// the path, opening it beneath the root (an `openat` per path component), `fstat` and `close`,
 /// and the headers that depend only on the file are made once. Keyed by the path as the
 /// request spelled it. Bounded: past `capacity` paths the least recently used is dropped;
 /// its descriptor closes when the last response still sending from it is done.
@@ -64,9 +64,7 @@ final class OpenFileCache: Sendable {
             return entry.file
         }
         if let cached, cached.file.isCurrent(at: cached.requestedPath) { return cached }
-        guard let relative = SafeRelativePath(encoded: path), let resolved = root.resolve(relative),
-            let file = OpenFile(resolvedPath: resolved)
-        else {
+        guard let relative = SafeRelativePath(encoded: path), let file = root.open(relative) else {
             state.withLock { _ = $0.entries.removeValue(forKey: path) }
             return nil
         }

@@ -1,0 +1,110 @@
+import Foundation
+import Glibc
+@testable import RangeOrigin
+import SluiceCore
+import SluiceTestSupport
+import Synchronization
+import Testing
+
+/// `/files` opens a request's file beneath the root, one component at a time (issue 21):
+/// symlinks inside the root work, relative or absolute, and nothing swapped in while a path
+/// is opened leads out of it.
+@Suite struct OpenBeneathRootTests {
+    static func path(_ text: String) throws -> SafeRelativePath { try #require(SafeRelativePath(encoded: text)) }
+
+    @Test func symlinksInsideTheRootAreFollowedRelativeOrAbsolute() async throws {
+        try await withTemporaryDirectory { directory in
+            let root = try FileRoot(path: directory.path).resolvedRoot
+            try directory.write("sub/real.txt", Array("hello".utf8))
+            let links = [
+                ("absolute.txt", root + "/sub/real.txt"),
+                ("absolute-dir", root + "/sub"),
+                ("sub/up.txt", "../sub/real.txt"),
+                ("chain.txt", "absolute.txt"),
+                ("sub/dot.txt", "./real.txt"),
+            ]
+            for (path, target) in links {
+                try FileManager.default.createSymbolicLink(atPath: "\(root)/\(path)", withDestinationPath: target)
+            }
+            let fileRoot = try FileRoot(path: root)
+            let real = try #require(fileRoot.open(try Self.path("sub/real.txt")))
+            for path in ["absolute.txt", "absolute-dir/real.txt", "sub/up.txt", "chain.txt", "sub/dot.txt", "absolute-dir/up.txt"] {
+                let file = fileRoot.open(try Self.path(path))
+                #expect(file?.identity == real.identity, "\(path)")
+            }
+        }
+    }
+
+    @Test func loopsEscapesAndNonFilesAreRefused() async throws {
+        try await withTemporaryDirectory { directory in
+            try directory.write("secret.txt", Array("top secret".utf8))
+            try directory.write("root/sub/inside.txt", Array("inside".utf8))
+            let root = try FileRoot(path: directory.path + "/root").resolvedRoot
+            let links = [
+                ("loop-a", "loop-b"), ("loop-b", "loop-a"), ("self", "self"),
+                ("up-out.txt", "../secret.txt"), ("sub/deep-out.txt", "../../secret.txt"),
+                ("absolute-out.txt", directory.path + "/secret.txt"),
+                // The root's own path as a prefix of a sibling's name is not inside it.
+                ("sibling.txt", root + "-other/secret.txt"),
+                ("dir-only", "sub"), ("dangling", "missing.txt"),
+            ]
+            try FileManager.default.createDirectory(atPath: root + "-other", withIntermediateDirectories: true)
+            try Array("other".utf8).withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: root + "-other/secret.txt")) }
+            for (path, target) in links {
+                try FileManager.default.createSymbolicLink(atPath: "\(root)/\(path)", withDestinationPath: target)
+            }
+            #expect(mkfifo(root + "/fifo", 0o600) == 0)
+            let fileRoot = try FileRoot(path: root)
+            for path in links.map(\.0) + ["fifo", "sub", "sub/missing", "loop-a/x"] {
+                #expect(fileRoot.open(try Self.path(path)) == nil, "\(path)")
+            }
+            #expect(fileRoot.open(try Self.path("sub/inside.txt")) != nil)
+        }
+    }
+
+    /// A directory swapped for a symlink out of the root while requests open a file in it.
+    /// With `realpath` and then `open` (main before), a path checked while the directory was
+    /// real could be opened once it was the symlink, serving the file outside.
+    @Test func aDirectorySwappedForASymlinkNeverLeadsOut() async throws {
+        try await withTemporaryDirectory { directory in
+            try directory.write("outside/secret.txt", Array("top secret".utf8))
+            try directory.write("root/d/secret.txt", Array("inside".utf8))
+            let root = try FileRoot(path: directory.path + "/root")
+            let outside = try #require(
+                try FileManager.default.attributesOfItem(atPath: directory.path + "/outside/secret.txt")[.systemFileNumber] as? Int
+            )
+            let swapping = Atomic<Bool>(true)
+            let swaps = Atomic<Int>(0)
+            let d = root.resolvedRoot + "/d"
+            let swapper = Thread {
+                while swapping.load(ordering: .relaxed) {
+                    rename(d, d + ".real")
+                    symlink(directory.path + "/outside", d)
+                    unlink(d)
+                    rename(d + ".real", d)
+                    swaps.add(1, ordering: .relaxed)
+                }
+            }
+            swapper.start()
+            defer { swapping.store(false, ordering: .relaxed) }
+            let path = try Self.path("d/secret.txt")
+            var opened = 0
+            var leaked = 0
+            let clock = ContinuousClock()
+            let end = clock.now + .seconds(2)
+            while clock.now < end, leaked == 0 {
+                guard let file = root.open(path) else { continue }
+                opened += 1
+                if file.identity.inode == UInt64(outside) { leaked += 1 }
+            }
+            swapping.store(false, ordering: .relaxed)
+            print("open beneath: \(opened) opened, \(leaked) outside, \(swaps.load(ordering: .relaxed)) swaps")
+            #expect(leaked == 0)
+            if leaked == 0 {
+                // The two really raced for the whole time.
+                #expect(swaps.load(ordering: .relaxed) > 20)
+                #expect(opened > 20)
+            }
+        }
+    }
+}
