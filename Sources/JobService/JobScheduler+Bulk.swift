@@ -83,9 +83,9 @@ extension JobScheduler {
             }
             // Read again after those deletes: a job held meanwhile is not the store's alone.
             let plain = alone.filter { jobs[$0.id] == nil && !waitedFor($0.id) }
-            try await repository.delete(
-                ids: plain.map(\.id), deliveries: plain.flatMap { webhooks?.deliveries(for: .removed, job: $0) ?? [] })
-            webhooks?.stored()
+            let removed = plain.flatMap { webhooks?.deliveries(for: .removed, job: $0) ?? [] }
+            try await repository.delete(ids: plain.map(\.id), deliveries: removed)
+            webhooks?.stored(removed)
             jobs.forgetStored(plain)
             if cluster != nil { for job in plain { storedCounts.removed(job.id, state: job.state) } }
             for job in plain {

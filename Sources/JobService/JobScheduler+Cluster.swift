@@ -56,7 +56,7 @@ extension JobScheduler {
         guard free > 0 else { return }
         let claimed: [ClaimedJob]
         do {
-            claimed = try await StoreCallBudget.$current.withValue(StoreCallBudget(StoreCallBudget.request)) {
+            claimed = try await StoreCallBudget.$current.withValue(StoreCallBudget(configuration.storeBudget)) {
                 try await cluster.claim(limit: free)
             }
         } catch {
@@ -114,7 +114,7 @@ extension JobScheduler {
         leasesLostCounter.increment()
         perform(actions)
         // Bounded as a command's (the change feed reads it otherwise).
-        await StoreCallBudget.bounded { try? await refresh(id) }
+        await StoreCallBudget.bounded(configuration.storeBudget) { try? await refresh(id) }
     }
 
     /// Reads one job back from the store (another node changed it) and absorbs it, or its
@@ -390,7 +390,7 @@ extension JobScheduler {
         runningGauge.record(runs.runningCount)
         guard let cluster, !isShuttingDown, storeAnswers, !Task.isCancelled else { return }
         // Bounded as a command's: the ends it records tell the API's commands.
-        await StoreCallBudget.bounded { await recordEndedRuns() }
+        await StoreCallBudget.bounded(configuration.storeBudget) { await recordEndedRuns() }
         let held = runs.leases
         do {
             let lost = try await cluster.heartbeat(running: held)

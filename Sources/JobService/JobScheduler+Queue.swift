@@ -99,7 +99,7 @@ extension JobScheduler {
         askingStoreAbout.formUnion(unknown)
         Task {
             // A budget of its own, not the request's that asked (spent, it would fail at once).
-            let read = await StoreCallBudget.$current.withValue(StoreCallBudget(StoreCallBudget.request)) {
+            let read = await StoreCallBudget.$current.withValue(StoreCallBudget(configuration.storeBudget)) {
                 do {
                     try await self.readDependencyStates(unknown)
                     return true

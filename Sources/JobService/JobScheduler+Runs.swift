@@ -126,7 +126,7 @@ extension JobScheduler {
     /// hold it longer than a command may wait. An end the store does not take in time is
     /// recorded by the heartbeat (`unrecordedRuns`).
     private func completeBounded(id: String, _ outcome: Outcome) async -> Bool {
-        await StoreCallBudget.bounded {
+        await StoreCallBudget.bounded(configuration.storeBudget) {
             await complete(id: id, outcome)
         }
     }

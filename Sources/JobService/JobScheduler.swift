@@ -38,6 +38,9 @@ public actor JobScheduler {
         /// stop ends on its last checkpoint's store write, whose own deadline is 10 s; under
         /// the PostgreSQL test pass's load stops took up to 3 s.
         public var settleLimit: Duration = .seconds(15)
+        /// What a command, or the service's own work, may spend waiting on the store
+        /// (`StoreCallBudget`): the contract's 2 s unless a test pass sets more.
+        public var storeBudget: Duration = StoreCallBudget.request
 
         public init(
             cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
@@ -623,7 +626,8 @@ public actor JobScheduler {
         // Its changes still to be written go first (a `completed` delivery before `removed`).
         try await writes.stored(id)
         guard let snapshot = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
-        try await repository.delete(id: id, deliveries: webhooks?.deliveries(for: .removed, job: snapshot) ?? [])
+        let removed = webhooks?.deliveries(for: .removed, job: snapshot) ?? []
+        try await repository.delete(id: id, deliveries: removed)
         // Read again after the store's answer. A cluster node's change feed may have taken the
         // removal meanwhile (its table, runtime and event are gone then); the files are this
         // command's to remove all the same.
@@ -632,7 +636,7 @@ public actor JobScheduler {
         // A change of it still to be written would find no row, or a row made again.
         writes.forget(id)
         noteControlWrite(id)
-        webhooks?.stored()
+        webhooks?.stored(removed)
         // Who waited for it, read before it goes.
         let dependents = waiting(for: id).compactMap { jobs[$0] }
         jobs[id] = nil
@@ -769,7 +773,7 @@ public actor JobScheduler {
             written = try await cluster.update(job, expectedState: expected)
             if written, let deliveries = queued?.deliveries, !deliveries.isEmpty {
                 try await cluster.saveDeliveries(deliveries)
-                webhooks?.stored()
+                webhooks?.stored(deliveries)
             }
         } catch {
             // Nothing changed: the queued change goes back to be written behind.
@@ -865,21 +869,21 @@ public actor JobScheduler {
     /// What `JobWrites` wrote: a finished job whose state is stored leaves the table; a
     /// cluster's control write another node beat is read back.
     func written(_ results: [(id: String, write: JobWrites.Write, outcome: JobWrites.Outcome)]) async {
-        var delivered = false
+        var delivered: [WebhookDelivery] = []
         for result in results {
             switch result.outcome {
             case .stored:
                 // A read of the change feed that began before the commit is older than this.
                 noteControlWrite(result.id)
-                delivered = delivered || !result.write.deliveries.isEmpty
+                delivered += result.write.deliveries
                 letGoIfFinished(result.id)
             case .refused:
                 logger.info("job \(result.id) changed on another node first; reading it again")
-                await StoreCallBudget.bounded { try? await refresh(result.id) }
+                await StoreCallBudget.bounded(configuration.storeBudget) { try? await refresh(result.id) }
                 schedule()
             }
         }
-        if delivered { webhooks?.stored() }
+        if !delivered.isEmpty { webhooks?.stored(delivered) }
     }
 
     /// The partial file of a job's run: one per lease in a cluster (`PartialFileTakeover`).

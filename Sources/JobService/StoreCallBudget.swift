@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// How long a request may spend waiting on its job store, its store calls and the wait for
@@ -13,15 +12,8 @@ public final class StoreCallBudget: Sendable {
     @TaskLocal public static var current: StoreCallBudget?
 
     /// What a request to the API may spend on the store, from its arrival: 2 s (CONTRACT).
-    /// A test pass that is not about store outages may set `SLUICE_TEST_STORE_BUDGET`
-    /// (seconds): under its load on 2 cores, a healthy PostgreSQL's round trips added up past
-    /// 2 s now and then, and a create answered 503.
-    public static let request: Duration = {
-        if let text = ProcessInfo.processInfo.environment["SLUICE_TEST_STORE_BUDGET"], let seconds = Int(text), seconds > 0 {
-            return .seconds(seconds)
-        }
-        return .seconds(2)
-    }()
+    /// The service's `storeBudget` is this unless a test pass sets another.
+    public static let request: Duration = .seconds(2)
 
     private let length: Duration
     private let deadline: Mutex<ContinuousClock.Instant>
@@ -36,13 +28,13 @@ public final class StoreCallBudget: Sendable {
         current.map { budget in max(.zero, budget.deadline.withLock { $0 } - ContinuousClock.now) }
     }
 
-    /// Runs `body` under the current budget, or under a new one of `request` when none is set:
-    /// the service's own work (a run's end, a read back) waits on the store no longer than a
-    /// command may.
+    /// Runs `body` under the current budget, or under a new one of `length` (the service's
+    /// `storeBudget`) when none is set: the service's own work (a run's end, a read back)
+    /// waits on the store no longer than a command may.
     public static func bounded<T>(
-        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+        _ length: Duration, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
     ) async rethrows -> T {
-        try await $current.withValue(current ?? StoreCallBudget(request), operation: body, isolation: isolation)
+        try await $current.withValue(current ?? StoreCallBudget(length), operation: body, isolation: isolation)
     }
 
     /// A full budget again, after a wait that was not the store's.

@@ -50,6 +50,9 @@ public final class WebhookDispatcher: Sendable {
     let logger: Logger
     let clock: ElapsedClock
     private let wake = WakeSignal()
+    /// The receivers of deliveries stored since the loop last looked, and whether it must read
+    /// the store for them instead (at its start, after a failed read).
+    private let announced = Mutex<(receivers: Set<String>, readStore: Bool)>(([], true))
     private let outcomes: [String: Counter]
     /// In a cluster, deliveries another node recorded (or claimed, then died) are looked for
     /// every 30 s: nothing here wakes this node for them. Nil for a single node.
@@ -84,7 +87,7 @@ public final class WebhookDispatcher: Sendable {
             logger.error("cannot store the \(event.rawValue) webhook of job \(job.id): \(error)")
             return
         }
-        wake.signal()
+        stored(deliveries)
     }
 
     /// The deliveries that tell `event` of `job`, one per URL (the service's and the job's
@@ -100,8 +103,13 @@ public final class WebhookDispatcher: Sendable {
         }
     }
 
-    /// Deliveries were stored by someone else (a delete's transaction): send them.
-    func stored() { wake.signal() }
+    /// Deliveries were stored by someone else (a delete's transaction): send them. Their
+    /// receivers are named here, so that the loop need not read the store to find them.
+    func stored(_ deliveries: [WebhookDelivery]) {
+        guard !deliveries.isEmpty else { return }
+        announced.withLock { $0.receivers.formUnion(deliveries.map(\.receiver)) }
+        wake.signal()
+    }
 
     /// A job's deliveries, oldest first. The service's own `--webhook` URL is shown as its
     /// origin only (`https://hooks.example.com/***`): its path and query, where Slack-style
@@ -124,22 +132,31 @@ public final class WebhookDispatcher: Sendable {
 
     /// Sends due deliveries until cancelled; what a previous run left pending goes first.
     /// Each receiver has a queue of its own (`serve`): one that never answers holds up its own
-    /// deliveries only. This loop starts a receiver's queue when the store has deliveries for
-    /// it, and wakes it when new ones are stored.
+    /// deliveries only. This loop starts a receiver's queue when deliveries for it are stored,
+    /// and wakes it when new ones are. The store's receivers are read at the start, after a
+    /// failed read and, in a cluster, at every look (other nodes store deliveries too); a single
+    /// node's job events name theirs (`stored`), so an event costs no read of the backlog.
     public func run() async {
         let queues = ReceiverQueues()
         await withDiscardingTaskGroup { group in
             group.addTask { await self.forgetSettledDeliveries() }
             while !Task.isCancelled {
                 var wait = longestWait
+                let (named, readStore) = announced.withLock { announced in
+                    defer { announced = ([], false) }
+                    return announced
+                }
+                var receivers = named
                 do {
-                    for receiver in try await repository.deliveryReceivers() {
-                        guard let wake = queues.join(receiver) else { continue }
-                        group.addTask { await self.serve(receiver, wake: wake, queues: queues) }
-                    }
+                    if readStore || longestWait != nil { receivers.formUnion(try await repository.deliveryReceivers()) }
                 } catch {
                     logger.error("cannot read the receivers of pending webhook deliveries: \(error)")
+                    announced.withLock { $0.readStore = true }
                     wait = .seconds(5)
+                }
+                for receiver in receivers {
+                    guard let wake = queues.join(receiver) else { continue }
+                    group.addTask { await self.serve(receiver, wake: wake, queues: queues) }
                 }
                 // Other nodes' deliveries are looked for every 30 s (real time): nothing here
                 // wakes this node for them.

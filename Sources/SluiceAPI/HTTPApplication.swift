@@ -90,7 +90,7 @@ public func buildRouter(
     if let digest = try configuration.tokenDigest() {
         router.add(middleware: BearerAuthMiddleware(token: digest))
     }
-    router.add(middleware: StoreAccessMiddleware(health: storeHealth))
+    router.add(middleware: StoreAccessMiddleware(health: storeHealth, budget: configuration.storeBudget))
     // Answered at once from what the service last saw of its store: a readiness probe
     // takes a node whose store stopped answering out of rotation.
     router.get("/healthz") { _, _ in

@@ -1,5 +1,6 @@
 public import SluiceCore
 import Foundation
+import JobService
 
 /// Everything `sluice serve` is configured with, already resolved from flags, the
 /// environment and defaults.
@@ -41,6 +42,8 @@ public struct ServiceConfiguration: Sendable {
     public var webhookSecret: String?
     /// When failed webhook deliveries are tried again, and for how long.
     public var webhookSchedule = WebhookSchedule()
+    /// How long a delivered or given-up delivery of a live job is kept (`--webhook-retention`).
+    public var webhookRetention: Duration = .seconds(7 * 24 * 3600)
     /// `--proxy` and the proxy environment variables.
     public var proxies: ProxySettings = .none
     /// Connections of all downloads to one host at once.
@@ -53,6 +56,11 @@ public struct ServiceConfiguration: Sendable {
     /// How long a node's claim on a job lasts without renewal (it renews it every fifth of
     /// that, and with each checkpoint); a node silent longer loses its jobs to the others.
     public var lease: Duration = .seconds(15)
+    /// What a request may spend waiting on the job store before it answers 503
+    /// `store_unavailable` (`StoreCallBudget`): 2 s, the contract's. Not a flag; a test pass
+    /// that is not about store outages sets more (under its load on 2 cores, a healthy
+    /// PostgreSQL's round trips added up past 2 s now and then).
+    public var storeBudget: Duration = StoreCallBudget.request
     /// The certificate chain and key the port is served with over TLS (`--tls-cert`,
     /// `--tls-key`; PEM); nil for plain HTTP.
     public var tlsCertificate: String?

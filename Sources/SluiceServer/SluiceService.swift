@@ -93,6 +93,7 @@ public func buildService(
     schedulerConfiguration.hostConnections = hostConnections
     schedulerConfiguration.nodeName = configuration.nodeName
     schedulerConfiguration.allowInsecureTLS = configuration.allowInsecureTLS
+    schedulerConfiguration.storeBudget = configuration.storeBudget
     let repository: any JobRepository
     if let store = configuration.store {
         repository = try await PostgresJobRepository(
@@ -103,7 +104,10 @@ public func buildService(
         repository = try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite")
     }
     let webhooks = WebhookDispatcher(
-        configuration: .init(url: configuration.webhookURL, secret: configuration.webhookSecret, schedule: configuration.webhookSchedule),
+        configuration: .init(
+            url: configuration.webhookURL, secret: configuration.webhookSecret, schedule: configuration.webhookSchedule,
+            retention: configuration.webhookRetention
+        ),
         repository: repository, client: client, clock: configuration.clock, metrics: metrics, logger: logger
     )
     let storeHealth = StoreHealth(repository: repository)

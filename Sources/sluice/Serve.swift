@@ -74,6 +74,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
+            "How long a delivered or given-up webhook delivery is kept (its body holds the job's URL), as 30m, 24h or 7d (env SLUICE_WEBHOOK_RETENTION, default 7d)."
+    )
+    var webhookRetention: String?
+
+    @Option(
+        help:
             "Proxy for every download: http://[user:pass@]host:port or socks5://host:port (env SLUICE_PROXY; else https_proxy, http_proxy, all_proxy and no_proxy as curl reads them)."
     )
     var proxy: String?
@@ -190,6 +196,12 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("--webhook-retry-for must be a duration such as 90s, 30m, 24h or 7d, not \(text)")
             }
             configuration.webhookSchedule.retryFor = seconds
+        }
+        if let text = webhookRetention ?? Environment.string("SLUICE_WEBHOOK_RETENTION") {
+            guard let seconds = DurationText.seconds(text) else {
+                throw ValidationError("--webhook-retention must be a duration such as 30m, 24h or 7d, not \(text)")
+            }
+            configuration.webhookRetention = .seconds(seconds)
         }
         configuration.maxConnectionsPerHost = try integer(maxConnectionsPerHost, "SLUICE_MAX_CONNECTIONS_PER_HOST", 16)
         guard (1...1024).contains(configuration.maxConnectionsPerHost) else {

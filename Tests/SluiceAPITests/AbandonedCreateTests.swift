@@ -20,7 +20,7 @@ struct AbandonedCreateTests {
         BEGIN
             IF NEW.url LIKE '%slow-commit%' THEN
                 INSERT INTO slow_commit_log VALUES (NEW.id);
-                PERFORM pg_sleep(\(StoreCallBudget.request.components.seconds + 1));
+                PERFORM pg_sleep(\(ServiceHarness.storeBudget.components.seconds + 1));
             END IF;
             RETURN NULL;
         END $$;

@@ -50,6 +50,8 @@ import Testing
             (["--proxy", "socks5://u:p@proxy:1080"], [:], "SOCKS5"),
             ([], ["https_proxy": "gopher://proxy:70"], "https_proxy"),
             (["--webhook-retry-for", "1.5h"], [:], "--webhook-retry-for"),
+            (["--webhook-retention", "0s"], [:], "--webhook-retention"),
+            ([], ["SLUICE_WEBHOOK_RETENTION": "forever"], "--webhook-retention"),
             (["--max-connections-per-host", "0"], [:], "--max-connections-per-host"),
             (["--host", "0.0.0.0", "--token", "t", "--webhook", "http://10.0.0.1/hook"], [:], "--allow-private-networks"),
         ]
