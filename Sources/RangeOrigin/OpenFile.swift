@@ -91,6 +91,9 @@ final class OpenFile: Sendable {
 struct FileRoot: Sendable {
     /// The root with symlinks resolved, without a trailing slash.
     let resolvedRoot: String
+    /// The root as the operator named it, when that is another absolute path (through a
+    /// symlink): absolute symlinks under the root may be written with it.
+    let givenRoot: String?
 
     init(path: String) throws {
         guard let resolved = realpath(path, nil) else {
@@ -98,6 +101,9 @@ struct FileRoot: Sendable {
         }
         defer { free(resolved) }
         self.resolvedRoot = String(cString: resolved)
+        var given = path
+        while given.count > 1, given.hasSuffix("/") { given.removeLast() }
+        self.givenRoot = given.hasPrefix("/") && given != resolvedRoot ? given : nil
     }
 
     /// The path a request names under the root, as named: symlinks not followed yet.
@@ -109,6 +115,6 @@ struct FileRoot: Sendable {
     /// that stay inside it, relative or absolute, are followed; nil when it is missing, not a
     /// regular file, or leads outside the root.
     func open(_ path: SafeRelativePath) -> OpenFile? {
-        OpenBeneath.file(path.segments, under: resolvedRoot).flatMap(OpenFile.init(descriptor:))
+        OpenBeneath.file(path.segments, under: resolvedRoot, aliases: givenRoot.map { [$0] } ?? []).flatMap(OpenFile.init(descriptor:))
     }
 }

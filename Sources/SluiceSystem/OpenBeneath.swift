@@ -13,15 +13,18 @@ import Darwin
 ///
 /// Symlinks are followed by reading them (`readlinkat`) and walking their target the same
 /// way: a relative one from the directory that holds it, an absolute one only when it names
-/// a place under the root (then from the root). `..` never goes above the root. Like the
+/// a place under the root, by its resolved path or by another of its names (then from the
+/// root). `..` never goes above the root. Like the
 /// kernel, at most 40 links are followed.
 public enum OpenBeneath {
     public static let maximumLinks = 40
 
     /// The descriptor of what `components` name under `root` (its absolute, resolved path),
     /// opened read-only and non-blocking, or nil when it is missing, leaves the root, or
-    /// cannot be opened. The caller checks what kind of file it is, and closes it.
-    public static func file(_ components: [String], under root: String) -> Int32? {
+    /// cannot be opened. `aliases` are other absolute names of the root (the path the
+    /// operator gave, through a symlink) that absolute symlinks may use. The caller checks
+    /// what kind of file it is, and closes it.
+    public static func file(_ components: [String], under root: String, aliases: [String] = []) -> Int32? {
         let rootDescriptor = open(root, directoryFlags)
         guard rootDescriptor >= 0 else { return nil }
         var directories = [rootDescriptor]
@@ -61,15 +64,22 @@ public enum OpenBeneath {
             links += 1
             var relative = Substring(target)
             if target.hasPrefix("/") {
-                let prefix = root == "/" ? "/" : root + "/"
-                guard target.hasPrefix(prefix) || target == root else { return nil }
-                relative = target.dropFirst(min(prefix.count, target.count))
+                guard let inside = ([root] + aliases).lazy.compactMap({ Self.path(target, under: $0) }).first else { return nil }
+                relative = inside
                 for descriptor in directories.dropFirst() { close(descriptor) }
                 directories.removeSubrange(1...)
             }
             pending += relative.split(separator: "/", omittingEmptySubsequences: true).reversed().map(String.init)
         }
         return nil
+    }
+
+    /// What follows `root` in the absolute path `target`; nil when `target` is not `root` or
+    /// a place under it (a sibling sharing its prefix is not).
+    private static func path(_ target: String, under root: String) -> Substring? {
+        if target == root { return "" }
+        let prefix = root == "/" ? "/" : root + "/"
+        return target.hasPrefix(prefix) ? target.dropFirst(prefix.count) : nil
     }
 
     #if os(Linux)

@@ -35,6 +35,25 @@ import Testing
         }
     }
 
+    /// The root named through a symlink (`--origin-root /srv/files` where `/srv` leads
+    /// elsewhere): absolute symlinks written with that name stay inside, as realpath saw them.
+    @Test func absoluteSymlinksMayNameTheRootAsTheOperatorDid() async throws {
+        try await withTemporaryDirectory { directory in
+            try directory.write("real/sub/real.txt", Array("hello".utf8))
+            try FileManager.default.createSymbolicLink(atPath: directory.path + "/named", withDestinationPath: directory.path + "/real")
+            let given = directory.path + "/named/"
+            try FileManager.default.createSymbolicLink(
+                atPath: directory.path + "/real/alias.txt", withDestinationPath: given + "sub/real.txt")
+            try FileManager.default.createSymbolicLink(
+                atPath: directory.path + "/real/out.txt", withDestinationPath: directory.path + "/named-other/x")
+            let fileRoot = try FileRoot(path: given)
+            #expect(fileRoot.givenRoot == directory.path + "/named")
+            let real = try #require(fileRoot.open(try Self.path("sub/real.txt")))
+            #expect(fileRoot.open(try Self.path("alias.txt"))?.identity == real.identity)
+            #expect(fileRoot.open(try Self.path("out.txt")) == nil)
+        }
+    }
+
     @Test func loopsEscapesAndNonFilesAreRefused() async throws {
         try await withTemporaryDirectory { directory in
             try directory.write("secret.txt", Array("top secret".utf8))
