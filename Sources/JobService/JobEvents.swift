@@ -137,7 +137,9 @@ public final class JobEventBroadcaster: Sendable {
 
 /// One open event stream's queue: the events published since it subscribed, bounded in
 /// bytes. When the client falls so far behind that the next event would not fit, the queue
-/// is dropped and the stream ends (`overflowed`), rather than growing.
+/// is dropped and the stream ends (`overflowed`), rather than growing. The stream is told at
+/// once (`overflowed()`), even while it waits for its client to read, and hands its writer
+/// at most `batchBytes` at a time.
 public final class JobEventSubscriber: Sendable {
     /// What the stream does next.
     public enum Next: Sendable {
@@ -157,10 +159,17 @@ public final class JobEventSubscriber: Sendable {
         var keepAlive = false
     }
 
+    /// What one `next()` hands the stream at most (one event more when a single event is
+    /// larger): what the stream's writer holds while its client reads.
+    public static let batchBytes = 64 << 10
+
     private let limit: Int
     private let state = Mutex(State())
     private let doorbell: AsyncStream<Void>
     private let bell: AsyncStream<Void>.Continuation
+    /// Ends when the queue overflows or the stream finishes.
+    private let alarm: AsyncStream<Void>
+    private let alarmBell: AsyncStream<Void>.Continuation
     fileprivate let ended = Mutex<(@Sendable () -> Void)?>(nil)
 
     fileprivate var onEnd: (@Sendable () -> Void)? {
@@ -171,22 +180,35 @@ public final class JobEventSubscriber: Sendable {
     init(limit: Int) {
         self.limit = limit
         (doorbell, bell) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (alarm, alarmBell) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    deinit { bell.finish() }
+    deinit {
+        bell.finish()
+        alarmBell.finish()
+    }
 
     fileprivate func enqueue(_ message: JobEventMessage) {
-        state.withLock { state in
-            guard !state.overflowed, !state.finished else { return }
+        let overflowed = state.withLock { state in
+            guard !state.overflowed, !state.finished else { return false }
             if state.bytes + message.size > limit {
                 state.overflowed = true
                 state.queue = []
                 state.bytes = 0
-                return
+                return true
             }
             state.queue.append(message)
             state.bytes += message.size
+            return false
         }
+        if overflowed { alarmBell.finish() }
+    }
+
+    /// Waits until the queue overflows (true) or the stream finishes or is cancelled (false).
+    /// One caller: the stream's watcher, which closes a connection its client stopped reading.
+    public func overflowed() async -> Bool {
+        for await _ in alarm {}
+        return state.withLock { $0.overflowed }
     }
 
     fileprivate func ring() { bell.yield() }
@@ -201,6 +223,7 @@ public final class JobEventSubscriber: Sendable {
     public func finish() {
         state.withLock { $0.finished = true }
         bell.finish()
+        alarmBell.finish()
     }
 
     /// Unsubscribes (the stream's client went away).
@@ -216,9 +239,16 @@ public final class JobEventSubscriber: Sendable {
             let taken: Next? = state.withLock { state in
                 if state.overflowed { return .overflowed }
                 if !state.queue.isEmpty {
-                    let events = state.queue
-                    state.queue = []
-                    state.bytes = 0
+                    var count = 0
+                    var bytes = 0
+                    for message in state.queue {
+                        count += 1
+                        bytes += message.size
+                        if bytes >= Self.batchBytes { break }
+                    }
+                    let events = Array(state.queue.prefix(count))
+                    state.queue.removeFirst(count)
+                    state.bytes -= bytes
                     return .events(events)
                 }
                 if state.keepAlive {

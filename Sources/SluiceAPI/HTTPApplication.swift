@@ -14,9 +14,6 @@ import SluiceHTTP
 /// What the service calls itself in `Server`.
 let serverName = "sluice"
 
-/// The request context of every Sluice route.
-public typealias SluiceRequestContext = BasicRequestContext
-
 /// The HTTP server of the service: its connection limits and deadlines and the origin's
 /// event-loop fast path ahead of `routes`. `onListening` receives the URL once the socket
 /// is bound.

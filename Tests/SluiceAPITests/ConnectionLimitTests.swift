@@ -22,7 +22,10 @@ import NIOHTTP1
                 let reply = try await service.raw("GET", path, authorized: true)
                 let elapsed = ContinuousClock.now - start
                 #expect(reply.status == 200)
-                #expect(elapsed < .seconds(2), "\(path) took \(elapsed)")
+                // A starved API would answer only once the 2,000 used up their 30 s head
+                // deadline; 10 s leaves room for a debug build on a loaded 2-core machine
+                // (2.04 s was seen in the cluster pass, beside other suites).
+                #expect(elapsed < .seconds(10), "\(path) took \(elapsed)")
             }
             // None of them was answered or dropped while they were within their deadline.
             #expect(await idle.closedByServer(within: 0.2) == 0)

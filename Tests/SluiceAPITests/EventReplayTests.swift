@@ -68,6 +68,33 @@ import Testing
         }
     }
 
+    /// Issue 21, finding 5: the stream's writer waits for a client that reads nothing, so
+    /// the stream never looked at its queue again: it stayed open, holding what it had been
+    /// handed (2.8 MiB a reader, measured). Now the queue's overflow resets the connection.
+    @Test func aClientThatStopsReadingIsResetOnceItsQueueIsFull() async throws {
+        try await ServiceHarness.with { service in
+            let scheduler = try #require(service.jobs as? JobScheduler)
+            let reader = try StalledReader(
+                port: service.port, request: "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", until: "retry: 2000\n\n")
+            let job = JobSnapshot(
+                id: "0000000000000", url: "https://example.com/" + String(repeating: "x", count: 8000), state: .queued,
+                connections: 1, priority: 0, createdAt: Date())
+            // 24 MiB in bursts of 128 KiB, each under the queue's limit, paced so that the
+            // writer drains each into the kernel while it can: past the socket's buffers
+            // (4 MiB at most here) the writer waits, and only then does the queue fill.
+            var ended = false
+            for _ in 0..<192 where !ended {
+                for _ in 0..<16 { scheduler.events.publish(.job(job)) }
+                try await Task.sleep(for: .milliseconds(5))
+                ended = await reader.endedByServer(within: 0)
+            }
+            if !ended { ended = await reader.endedByServer(within: 10) }
+            #expect(ended, "the stalled stream is still open")
+            // The service goes on for everyone else.
+            #expect(try await service.request(.GET, "/jobs").status == 200)
+        }
+    }
+
     @Test func aSubscriberThatStopsReadingIsHeldToItsLimitThenEnded() async {
         let broadcaster = JobEventBroadcaster()
         let (slow, _) = broadcaster.subscribe(after: nil)
@@ -78,9 +105,13 @@ import Testing
         var delivered = 0
         for round in 0..<4000 {
             broadcaster.publish(.job(job))
-            // The fast one keeps up.
-            if round % 100 == 99, case .events(let events) = await fast.next() { delivered += events.count }
+            // The fast one keeps up, handed at most `batchBytes` at a time.
+            if round % 50 == 49, case .events(let events) = await fast.next() {
+                #expect(events.dropLast().reduce(0) { $0 + $1.size } < JobEventSubscriber.batchBytes)
+                delivered += events.count
+            }
         }
+        while delivered < 4000, case .events(let events) = await fast.next() { delivered += events.count }
         #expect(delivered == 4000)
         guard case .overflowed = await slow.next() else {
             Issue.record("the slow subscriber was not ended")

@@ -33,6 +33,8 @@ struct ServiceHarness: Sendable {
     let data: String
     let client: HTTPClient
     let token: String?
+    /// The job service behind the API, for what a test must cause that no request can.
+    let jobs: any JobService
 
     struct Reply: JSONReply {
         var status: Int
@@ -77,7 +79,7 @@ struct ServiceHarness: Sendable {
                 var iterator = urls.makeAsyncIterator()
                 guard let base = await iterator.next() else { throw CancellationError() }
                 do {
-                    try await body(ServiceHarness(base: base, data: data, client: client, token: token))
+                    try await body(ServiceHarness(base: base, data: data, client: client, token: token, jobs: service.jobs))
                 } catch {
                     await group.triggerGracefulShutdown()
                     try? await client.shutdown()
