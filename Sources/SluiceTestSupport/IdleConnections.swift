@@ -17,19 +17,7 @@ public final class IdleConnections: @unchecked Sendable {
     /// Opens `count` connections to 127.0.0.1:`port`, sending `prefix` on each.
     public func open(_ count: Int, port: Int, sending prefix: String = "") throws {
         for _ in 0..<count {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw RawHTTPClient.Failure(description: "socket: \(String(cString: strerror(errno)))") }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard result == 0 else {
-                close(fd)
-                throw RawHTTPClient.Failure(description: "connect: \(String(cString: strerror(errno)))")
-            }
+            let fd = try connectLoopback(port: port)
             if !prefix.isEmpty { _ = prefix.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) } }
             descriptors.append(fd)
         }

@@ -11,20 +11,24 @@ import Foundation
 public final class StalledReader: @unchecked Sendable {
     private let descriptor: Int32
 
-    public init(port: Int, request: String, until marker: String, timeout: Double = 10) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw RawHTTPClient.Failure(description: "socket: \(String(cString: strerror(errno)))") }
-        descriptor = fd
-        var small: Int32 = 4096
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    private init(descriptor: Int32) { self.descriptor = descriptor }
+
+    /// Connects, sends `request` and reads up to `marker`, on a thread of its own (a test's
+    /// task must not block the cooperative pool the server in the same process runs on).
+    public static func open(port: Int, request: String, until marker: String, timeout: Double = 10) async throws -> StalledReader {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try blockingOpen(port: port, request: request, until: marker, timeout: timeout) })
+            }.start()
         }
-        guard connected == 0 else { throw RawHTTPClient.Failure(description: "connect: \(String(cString: strerror(errno)))") }
+    }
+
+    private static func blockingOpen(port: Int, request: String, until marker: String, timeout: Double) throws -> StalledReader {
+        let fd = try connectLoopback(port: port) { fd in
+            var small: Int32 = 4096
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        }
+        let reader = StalledReader(descriptor: fd)
         _ = request.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)
@@ -33,11 +37,11 @@ public final class StalledReader: @unchecked Sendable {
             guard Date() < deadline else { throw RawHTTPClient.Failure(description: "no \(marker.debugDescription) within \(timeout) s") }
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&entry, 1, 50) > 0 else { continue }
-            // A byte at a time past the head would be slow; the marker ends the first write.
             let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             guard count > 0 else { throw RawHTTPClient.Failure(description: "closed before \(marker.debugDescription)") }
             received += buffer[0..<count]
         }
+        return reader
     }
 
     deinit { close(descriptor) }

@@ -74,7 +74,7 @@ import Testing
     @Test func aClientThatStopsReadingIsResetOnceItsQueueIsFull() async throws {
         try await ServiceHarness.with { service in
             let scheduler = try #require(service.jobs as? JobScheduler)
-            let reader = try StalledReader(
+            let reader = try await StalledReader.open(
                 port: service.port, request: "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", until: "retry: 2000\n\n")
             let job = JobSnapshot(
                 id: "0000000000000", url: "https://example.com/" + String(repeating: "x", count: 8000), state: .queued,
