@@ -141,12 +141,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // aria2's JSON-RPC as values: GIDs, options, download shapes, calls and answers.
+        .target(name: "Aria2RPC", dependencies: ["SluiceCore"], swiftSettings: swiftSettings),
         // The HTTP API over any `JobService`: routes, middleware, the server's pipeline.
         // It knows neither the engine nor the store.
         .target(
             name: "SluiceAPI",
             dependencies: [
                 "SluiceCore",
+                "Aria2RPC",
                 "SluiceHTTP",
                 "JobService",
                 "RangeOrigin",
@@ -224,6 +227,7 @@ let package = Package(
             swiftSettings: testSettings
         ),
         .testTarget(name: "SluiceCoreTests", dependencies: ["SluiceCore"], swiftSettings: testSettings),
+        .testTarget(name: "Aria2RPCTests", dependencies: ["Aria2RPC", "SluiceCore"], swiftSettings: testSettings),
         .testTarget(
             name: "RangeOriginTests",
             dependencies: ["RangeOrigin", "SluiceTestSupport", "SluiceCore"],

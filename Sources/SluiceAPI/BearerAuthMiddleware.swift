@@ -7,7 +7,7 @@ import SluiceHTTP
 
 /// Deny by default: with a token set, a request reaches a route's handler only with
 /// `Authorization: Bearer TOKEN`, unless the route it was routed to is on the short list of
-/// open ones (`/healthz`, `/openapi.yaml`). The decision uses the route the router chose
+/// open ones (`/healthz`, `/openapi.yaml`, and `/jsonrpc`, whose calls carry their token). The decision uses the route the router chose
 /// (`context.endpointPath`), never the spelling of the path, so `//jobs`, `/jobs/` and any
 /// route added later are guarded like `/jobs`. Requests that match no route fall through to
 /// the dashboard's static files, which must load for the page to ask for the token.
@@ -66,7 +66,8 @@ struct TokenDigest: Sendable {
 // Built once: a generic type cannot hold stored statics, and a computed one would build
 // the set again on every request.
 
-/// Routes anyone may call.
-private let openRoutes: Set<String> = ["/healthz", "/openapi.yaml"]
+/// Routes anyone may call. `/jsonrpc` checks the token each call carries (aria2's
+/// `token:SECRET` parameter): aria2's clients send no `Authorization` header.
+private let openRoutes: Set<String> = ["/healthz", "/openapi.yaml", "/jsonrpc"]
 /// Routes that also accept the token as `?access_token=`.
 private let eventRoutes: Set<String> = ["/events", "/jobs/{id}/events"]

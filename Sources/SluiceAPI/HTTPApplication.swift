@@ -106,6 +106,9 @@ public func buildRouter(
     JobsController(jobs: jobs).addRoutes(to: router)
     QueueController(jobs: jobs).addRoutes(to: router)
     EventsController(jobs: jobs).addRoutes(to: router)
+    JSONRPCController(
+        methods: Aria2Methods(jobs: jobs, documents: configuration.documentsDirectory, token: try configuration.tokenDigest())
+    ).addRoutes(to: router)
     MetricsController(registry: registry, factory: metrics, jobs: jobs).addRoutes(to: router)
     origin.addRoutes(to: router)
     if let publicDirectory = configuration.publicDirectory {

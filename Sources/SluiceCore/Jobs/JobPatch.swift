@@ -19,6 +19,12 @@ public struct JobPatch: Sendable, Equatable, Decodable {
         "url", "headers", "priority", "connections", "limitRate", "after", "filename", "keepBytes", "notify", "proxy",
     ]
 
+    /// A patch that changes nothing, for callers that set fields one by one (aria2's
+    /// `changeOption`); each value set is validated by the service as a PATCH's would be.
+    public init() {
+        keepBytes = false
+    }
+
     public init(from decoder: any Decoder) throws {
         let body = try PatchBody(decoder, allowed: Self.fields)
         do {

@@ -1,0 +1,154 @@
+public import SluiceCore
+
+/// What aria2's per-download options (`addUri`'s and `changeOption`'s) ask of a job, mapped
+/// to Sluice's fields. Options Sluice has no use for are ignored, as aria2 ignores unknown
+/// ones; one that would be wrong to ignore (a `dir` elsewhere, a digest it cannot verify) is
+/// refused.
+public struct Aria2JobOptions: Equatable, Sendable {
+    public var filename: String?
+    public var connections: Int?
+    public var headers: [String: String] = [:]
+    /// `max-download-limit`: `.removed` for 0 (unlimited).
+    public var limitRate: Patched<Int64>?
+    public var sha256: String?
+    public var paused: Bool?
+    public var proxy: String?
+
+    /// - Parameter documents: the documents directory's path, the only `dir` a download
+    ///   may name (front ends send back the `dir` they were told).
+    public init(_ options: JSONValue?, documents: String) throws(Aria2Failure) {
+        guard let options, options != .null else { return }
+        guard case .object(let members) = options else { throw Aria2Failure("options must be a struct") }
+        var split: Int?
+        var perServer: Int?
+        for (name, value) in members {
+            switch name {
+            case "dir":
+                let dir = try Self.text(value, name)
+                guard Self.sameDirectory(dir, documents) else {
+                    throw Aria2Failure("dir must be the documents directory (\(documents)): Sluice writes nowhere else")
+                }
+            case "out":
+                let out = try Self.text(value, name)
+                do {
+                    try CreateJobRequest.validateFilename(out)
+                } catch {
+                    throw Aria2Failure("out must be a plain file name inside dir, without / or \\, . or ..")
+                }
+                filename = out
+            case "split": split = try Self.count(value, name)
+            case "max-connection-per-server": perServer = try Self.count(value, name)
+            case "max-download-limit":
+                let rate = try Self.size(value, name)
+                if rate == 0 {
+                    limitRate = .removed
+                } else {
+                    do {
+                        try RateLimit.validate(rate, field: name)
+                    } catch {
+                        throw Aria2Failure("max-download-limit is out of range")
+                    }
+                    limitRate = .set(rate)
+                }
+            case "checksum":
+                let text = try Self.text(value, name)
+                let parts = text.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, parts[0].lowercased() == "sha-256" else {
+                    throw Aria2Failure("checksum: only sha-256=HEX is verified")
+                }
+                let digest = parts[1].lowercased()
+                guard digest.count == 64, digest.allSatisfy(\.isHexDigit) else {
+                    throw Aria2Failure("checksum: sha-256 takes 64 hexadecimal digits")
+                }
+                sha256 = digest
+            case "pause":
+                let text = try Self.text(value, name)
+                guard text == "true" || text == "false" else { throw Aria2Failure("pause must be true or false") }
+                paused = text == "true"
+            case "all-proxy":
+                let text = try Self.text(value, name)
+                proxy = text.isEmpty ? nil : text
+            case "header":
+                for line in try Self.lines(value, name) {
+                    guard let colon = line.firstIndex(of: ":") else { throw Aria2Failure("header must be NAME: VALUE") }
+                    let field = line[..<colon].trimmingSpaces
+                    headers[field] = line[line.index(after: colon)...].trimmingSpaces
+                }
+            case "user-agent": headers["User-Agent"] = try Self.text(value, name)
+            case "referer":
+                let referer = try Self.text(value, name)
+                if referer != "*" { headers["Referer"] = referer }
+            default: continue
+            }
+        }
+        // aria2 opens at most `max-connection-per-server` connections to one server, and
+        // splits into at most `split`: with one server, the smaller. Sluice's cap is 16.
+        if let connections = [split, perServer].compactMap({ $0 }).min() { self.connections = min(connections, 16) }
+    }
+
+    static func sameDirectory(_ given: String, _ documents: String) -> Bool {
+        func trimmed(_ path: String) -> Substring {
+            var path = Substring(path)
+            while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+            return path
+        }
+        return trimmed(given) == trimmed(documents)
+    }
+
+    static func text(_ value: JSONValue, _ name: String) throws(Aria2Failure) -> String {
+        switch value {
+        case .string(let text): return text
+        case .integer(let number): return String(number)
+        case .bool(let flag): return flag ? "true" : "false"
+        default: throw Aria2Failure("\(name) must be a string")
+        }
+    }
+
+    static func count(_ value: JSONValue, _ name: String) throws(Aria2Failure) -> Int {
+        guard let number = Int(try text(value, name)), number >= 1 else { throw Aria2Failure("\(name) must be a whole number from 1") }
+        return number
+    }
+
+    static func size(_ value: JSONValue, _ name: String) throws(Aria2Failure) -> Int64 {
+        guard let bytes = Aria2Size.parse(try text(value, name)) else {
+            throw Aria2Failure("\(name) must be a size such as 0, 512K or 2M")
+        }
+        return bytes
+    }
+
+    static func lines(_ value: JSONValue, _ name: String) throws(Aria2Failure) -> [String] {
+        if case .array(let values) = value { return try values.map { (item) throws(Aria2Failure) in try text(item, name) } }
+        return [try text(value, name)]
+    }
+}
+
+/// aria2's global options that mean something to Sluice's queue.
+public struct Aria2GlobalOptions: Equatable, Sendable {
+    public var maxActive: Int?
+    public var limitRate: Patched<Int64>?
+
+    public init(_ options: JSONValue?) throws(Aria2Failure) {
+        guard let options, options != .null else { return }
+        guard case .object(let members) = options else { throw Aria2Failure("options must be a struct") }
+        for (name, value) in members {
+            switch name {
+            case "max-concurrent-downloads":
+                let count = try Aria2JobOptions.count(value, name)
+                guard QueueSettings.maxActiveRange.contains(count) else {
+                    throw Aria2Failure("max-concurrent-downloads must be between 1 and \(QueueSettings.maxActiveRange.upperBound)")
+                }
+                maxActive = count
+            case "max-overall-download-limit":
+                let rate = try Aria2JobOptions.size(value, name)
+                limitRate = rate == 0 ? .removed : .set(rate)
+            default: continue
+            }
+        }
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

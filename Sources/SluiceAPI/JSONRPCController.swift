@@ -1,0 +1,53 @@
+import Aria2RPC
+import Hummingbird
+import HTTPTypes
+import NIOCore
+import SluiceCore
+
+/// `POST /jsonrpc`: aria2's JSON-RPC 2.0 (one call or a batch) on the same jobs as the REST
+/// API, for AriaNg, aria2p and the browser extensions. Any or no `Content-Type`, as aria2's
+/// clients send; the token travels in each call (`Aria2Methods`).
+struct JSONRPCController {
+    let methods: Aria2Methods
+
+    /// A batch of calls is bounded by its bytes.
+    static let maximumBodySize = 1 << 20
+
+    func addRoutes(to router: Router<SluiceRequestContext>) {
+        router.post("/jsonrpc") { request, _ in try await answer(request) }
+        router.allowOnly([.post], at: "/jsonrpc")
+    }
+
+    func answer(_ request: Request) async throws -> Response {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > Self.maximumBodySize {
+            throw SluiceError(.payloadTooLarge, "the body is larger than 1 MiB")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: Self.maximumBodySize)
+        } catch {
+            throw SluiceError(.payloadTooLarge, "the body is larger than 1 MiB")
+        }
+        let body: Aria2Body
+        do {
+            body = try Aria2Body.parse(buffer.readableBytesView)
+        } catch {
+            return Self.response(Aria2Response.error(error, id: .null), status: error.httpStatus)
+        }
+        switch body {
+        case .single(let call):
+            let (answer, failure) = await methods.answer(call)
+            return Self.response(answer, status: failure?.httpStatus ?? 200)
+        case .batch(let calls):
+            var answers: [JSONValue] = []
+            for call in calls { answers.append(await methods.answer(call).response) }
+            return Self.response(.array(answers), status: 200)
+        }
+    }
+
+    static func response(_ value: JSONValue, status: Int) -> Response {
+        Response(
+            status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json-rpc"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: value.text)))
+    }
+}

@@ -1,0 +1,175 @@
+import Aria2RPC
+import Foundation
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+/// aria2's JSON-RPC on `/jsonrpc` (issue 22), against the real service: the same jobs as
+/// REST, aria2's shapes, its token, `dir`/`out` kept inside the documents.
+@Suite struct JSONRPCTests {
+    /// One call; the reply's status and its JSON.
+    struct RPC {
+        let service: ServiceHarness
+        let secret: String?
+
+        func call(_ method: String, _ params: [Any] = [], contentType: String? = nil) async throws -> (status: Int, body: [String: Any]) {
+            let all: [Any] = (secret.map { ["token:\($0)"] } ?? []) + params
+            let body = try JSONSerialization.data(withJSONObject: ["jsonrpc": "2.0", "id": "t", "method": method, "params": all])
+            let reply = try await service.request(
+                .POST, "/jsonrpc", json: String(decoding: body, as: UTF8.self), contentType: contentType, authorized: false)
+            #expect(reply.headers.first(name: "Content-Type") == "application/json-rpc")
+            return (reply.status, try reply.json())
+        }
+
+        func result(_ method: String, _ params: [Any] = []) async throws -> Any {
+            let (status, body) = try await call(method, params)
+            guard status == 200, let result = body["result"] else {
+                throw RawHTTPClient.Failure(description: "\(method) answered \(status): \(body)")
+            }
+            #expect(body["id"] as? String == "t")
+            return result
+        }
+
+        func error(_ method: String, _ params: [Any] = []) async throws -> (status: Int, code: Int?, message: String?) {
+            let (status, body) = try await call(method, params)
+            let error = body["error"] as? [String: Any]
+            return (status, error?["code"] as? Int, error?["message"] as? String)
+        }
+    }
+
+    static func jobID(_ gid: Any) throws -> String {
+        let text = try #require(gid as? String)
+        return try #require(Aria2GID.jobID(of: text))
+    }
+
+    @Test func addUriMakesAJobRESTSeesAndTellStatusShowsInAria2sShapes() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            let gid = try #require(
+                try await rpc.result("aria2.addUri", [[service.testdata("/testdata/256K")], ["out": "rpc.bin"]]) as? String)
+            #expect(gid.count == 16 && gid.allSatisfy(\.isHexDigit))
+            let id = try Self.jobID(gid)
+            _ = try await service.waitFor(id) { $0["state"] as? String == "completed" }
+            let status = try #require(try await rpc.result("aria2.tellStatus", [gid]) as? [String: Any])
+            #expect(status["gid"] as? String == gid)
+            #expect(status["status"] as? String == "complete")
+            #expect(status["totalLength"] as? String == "262144" && status["completedLength"] as? String == "262144")
+            for (key, value) in status where key != "files" {
+                #expect(value is String, "\(key) is \(value)")
+            }
+            let files = try #require(status["files"] as? [[String: Any]])
+            #expect(files.first?["path"] as? String == service.data + "/documents/rpc.bin")
+            #expect(status["dir"] as? String == service.data + "/documents")
+            // The same call with keys.
+            let few = try #require(try await rpc.result("aria2.tellStatus", [gid, ["gid", "status"]]) as? [String: Any])
+            #expect(Set(few.keys) == ["gid", "status"])
+            #expect((try await rpc.result("aria2.tellStopped", [0, 10]) as? [[String: Any]])?.first?["gid"] as? String == gid)
+        }
+    }
+
+    @Test func withATokenEveryCallButTheListsNeedsIt() async throws {
+        try await ServiceHarness.with(token: "s3cret") { service in
+            let anonymous = RPC(service: service, secret: nil)
+            let wrong = RPC(service: service, secret: "guess")
+            for rpc in [anonymous, wrong] {
+                let refused = try await rpc.error("aria2.getVersion")
+                #expect(refused.status == 400 && refused.code == 1 && refused.message == "Unauthorized")
+            }
+            #expect((try await anonymous.result("system.listMethods") as? [String])?.contains("aria2.addUri") == true)
+            #expect((try await anonymous.result("system.listNotifications") as? [String])?.contains("aria2.onDownloadComplete") == true)
+            let version = try #require(try await RPC(service: service, secret: "s3cret").result("aria2.getVersion") as? [String: Any])
+            #expect(version["version"] as? String == "1.37.0")
+            // The REST API still wants its bearer token.
+            #expect(try await service.request(.GET, "/jobs", authorized: false).status == 401)
+        }
+    }
+
+    @Test func removeDeletesTheJobAndRPCKeepsItsResultUntilAsked() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            let gid = try #require(
+                try await rpc.result("aria2.addUri", [[service.testdata("/testdata/1M")], ["pause": "true"]]) as? String)
+            let id = try Self.jobID(gid)
+            #expect((try await rpc.result("aria2.tellWaiting", [0, 100]) as? [[String: Any]])?.map { $0["gid"] as? String } == [gid])
+            #expect(try await rpc.result("aria2.remove", [gid]) as? String == gid)
+            #expect(try await service.request(.GET, "/jobs/\(id)").status == 404)
+            let stopped = try #require(try await rpc.result("aria2.tellStopped", [0, 10]) as? [[String: Any]])
+            #expect(stopped.map { $0["status"] as? String } == ["removed"])
+            #expect(try await rpc.result("aria2.removeDownloadResult", [gid]) as? String == "OK")
+            let gone = try await rpc.error("aria2.tellStatus", [gid])
+            #expect(gone.code == 1 && gone.message?.contains(gid) == true)
+        }
+    }
+
+    @Test func pauseAndUnpauseMoveTheSameJobRESTDoes() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            let job = try await service.create(["url": service.testdata("/testdata/8M?rate=1M"), "paused": true])
+            let gid = Aria2GID.of(jobID: job["id"] as! String)
+            #expect((try await rpc.result("aria2.tellStatus", [gid, ["status"]]) as? [String: Any])?["status"] as? String == "paused")
+            #expect(try await rpc.result("aria2.unpause", [gid]) as? String == gid)
+            #expect(try await rpc.result("aria2.pause", [gid]) as? String == gid)
+            #expect(try await service.job(job["id"] as! String)["state"] as? String == "paused")
+            #expect(try await rpc.result("aria2.unpauseAll") as? String == "OK")
+            #expect(try await rpc.result("aria2.forcePauseAll") as? String == "OK")
+            #expect(try await service.job(job["id"] as! String)["state"] as? String == "paused")
+            let stat = try #require(try await rpc.result("aria2.getGlobalStat") as? [String: Any])
+            #expect(stat["numWaiting"] as? String == "1" && stat["numActive"] as? String == "0")
+        }
+    }
+
+    @Test func aDirOrOutOutsideTheDocumentsIsRefusedAndMakesNoJob() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            let url = service.testdata("/testdata/1K")
+            for options: [String: Any] in [
+                ["dir": "/tmp"], ["dir": service.data + "/documents/../cache"], ["out": "../escape"], ["out": "/etc/passwd"],
+                ["dir": service.data + "/documents", "out": "a/b"],
+            ] {
+                let refused = try await rpc.error("aria2.addUri", [[url], options])
+                #expect(refused.status == 400 && refused.code == 1, "\(options)")
+            }
+            #expect((try await service.request(.GET, "/jobs").json()["jobs"] as? [Any])?.isEmpty == true)
+            // The directory it was told, sent back as AriaNg does, is fine.
+            let options = try #require(try await rpc.result("aria2.getGlobalOption") as? [String: Any])
+            #expect(try await rpc.result("aria2.addUri", [[url], ["dir": options["dir"]!, "pause": "true"]]) is String)
+        }
+    }
+
+    @Test func batchesMulticallAndMalformedBodies() async throws {
+        try await ServiceHarness.with { service in
+            let batch = #"[{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion"},{"jsonrpc":"2.0","id":2,"method":"aria2.nothing"}]"#
+            let answers =
+                try JSONSerialization.jsonObject(
+                    with: try await service.request(.POST, "/jsonrpc", json: batch, contentType: nil).body) as? [[String: Any]]
+            #expect(answers?.count == 2)
+            #expect((answers?[0]["result"] as? [String: Any])?["version"] != nil)
+            #expect((answers?[1]["error"] as? [String: Any])?["code"] as? Int == -32601)
+            let multicall = try await RPC(service: service, secret: nil).result(
+                "system.multicall",
+                [[["methodName": "aria2.getSessionInfo", "params": []], ["methodName": "aria2.tellStatus", "params": ["zz"]]]])
+            let results = try #require(multicall as? [Any])
+            #expect(((results[0] as? [Any])?.first as? [String: Any])?["sessionId"] is String)
+            #expect((results[1] as? [String: Any])?["code"] as? Int == 1)
+            for (body, code, status) in [("{", -32700, 400), ("7", -32600, 400), (#"{"method":"x.y"}"#, -32601, 404)] {
+                let reply = try await service.request(.POST, "/jsonrpc", json: body, contentType: "text/plain")
+                #expect(reply.status == status, "\(body)")
+                #expect((try reply.json()["error"] as? [String: Any])?["code"] as? Int == code, "\(body)")
+            }
+            #expect(try await service.request(.GET, "/jsonrpc").status == 405)
+        }
+    }
+
+    @Test func globalOptionsChangeTheQueue() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            #expect(
+                try await rpc.result("aria2.changeGlobalOption", [["max-concurrent-downloads": "5", "max-overall-download-limit": "1M"]])
+                    as? String == "OK")
+            let queue = try await service.request(.GET, "/queue").json()
+            #expect(queue["maxActive"] as? Int == 5 && queue["limitRate"] as? Int == 1 << 20)
+            let options = try #require(try await rpc.result("aria2.getGlobalOption") as? [String: Any])
+            #expect(options["max-concurrent-downloads"] as? String == "5")
+        }
+    }
+}
