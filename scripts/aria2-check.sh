@@ -14,7 +14,7 @@ if ! command -v aria2c >/dev/null; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends aria2 >/dev/null
 fi
-if ! python3 -c "import aria2p, sys; sys.exit(aria2p.__version__ != '$aria2p_version')" 2>/dev/null; then
+if ! python3 -c "import sys; from importlib.metadata import version; sys.exit(version('aria2p') != '$aria2p_version')" 2>/dev/null; then
     echo "Installing aria2p $aria2p_version..."
     python3 -m pip install --quiet --disable-pip-version-check "aria2p==$aria2p_version" 2>/dev/null \
         || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "aria2p==$aria2p_version"

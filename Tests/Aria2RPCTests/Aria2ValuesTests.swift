@@ -180,3 +180,30 @@ import Testing
         #expect(shown.text == #"{"gid":"0000000000000001","errorCode":"1"}"#)
     }
 }
+
+/// Which change aria2 tells its WebSocket clients about.
+@Suite struct Aria2NotificationsTests {
+    func job(_ id: String, _ state: JobState) -> JobSnapshot {
+        JobSnapshot(id: id, url: "https://example.com/a", state: state, connections: 1, priority: 0, createdAt: Date())
+    }
+
+    @Test func transitionsInAria2sWords() {
+        var notifications = Aria2Notifications()
+        notifications.seed(job("a", .running))
+        notifications.seed(job("old", .completed))
+        #expect(notifications.change(job("a", .running)) == nil, "progress is no notification")
+        #expect(notifications.change(job("a", .paused)) == "aria2.onDownloadPause")
+        #expect(notifications.change(job("a", .queued)) == nil)
+        #expect(notifications.change(job("a", .running)) == "aria2.onDownloadStart")
+        #expect(notifications.change(job("a", .failed)) == "aria2.onDownloadError")
+        #expect(notifications.change(job("b", .paused)) == nil, "a job made paused was never started")
+        #expect(notifications.change(job("c", .running)) == "aria2.onDownloadStart")
+        #expect(notifications.change(job("c", .completed)) == "aria2.onDownloadComplete")
+        #expect(notifications.removed(id: "b") == "aria2.onDownloadStop")
+        #expect(notifications.removed(id: "c") == nil, "a finished job's removal stops nothing")
+        #expect(notifications.removed(id: "old") == nil)
+        #expect(
+            Aria2Notifications.message("aria2.onDownloadStart", jobID: "0000000000001").text
+                == #"{"jsonrpc":"2.0","method":"aria2.onDownloadStart","params":[{"gid":"0000000000000001"}]}"#)
+    }
+}
