@@ -5,28 +5,31 @@ import SluiceCore
 
 /// aria2's reads: a job's status and the lists, in aria2's orders.
 extension Aria2Methods {
-    /// The job as aria2 shows it, with its written ranges read only when `keys` asks for
-    /// the piece map.
+    /// The job as aria2 shows it (a removed one from the results RPC keeps).
     func download(id: String, keys: [String]) async throws -> Aria2Download {
         guard let job = try await jobs.job(id: id) else {
             if let removed = results.all.first(where: { $0.id == id }) { return Aria2Download(job: removed, removed: true) }
             throw Aria2Failure.notFound(Aria2GID.of(jobID: id))
         }
-        var download = Aria2Download(job: job)
-        let wantsPieces = keys.isEmpty || keys.contains("bitfield")
-        if wantsPieces, job.state != .completed, job.bytesTotal != nil {
-            download.written = Aria2Pieces.written((try? await jobs.segments(id: id)) ?? [])
+        return await withPieces(Aria2Download(job: job), keys: keys)
+    }
+
+    /// The download with its written ranges, read only when `keys` asks for the piece map
+    /// and only for a live job of known size (a completed one is whole, a failed one shows
+    /// none).
+    func withPieces(_ download: Aria2Download, keys: [String]) async -> Aria2Download {
+        guard keys.isEmpty || keys.contains("bitfield"), download.job.state.isLive, download.job.bytesTotal != nil else {
+            return download
         }
+        var download = download
+        download.written = Aria2Pieces.written((try? await jobs.segments(id: download.job.id)) ?? [])
         return download
     }
 
     func statuses(_ downloads: [Aria2Download], keys: [String]) async throws -> JSONValue {
         var shown: [JSONValue] = []
-        for var download in downloads {
-            if keys.isEmpty || keys.contains("bitfield"), download.job.state.isLive, download.job.bytesTotal != nil {
-                download.written = Aria2Pieces.written((try? await jobs.segments(id: download.job.id)) ?? [])
-            }
-            shown.append(download.status(documents: documents, keys: keys))
+        for download in downloads {
+            shown.append(await withPieces(download, keys: keys).status(documents: documents, keys: keys))
         }
         return .array(shown)
     }

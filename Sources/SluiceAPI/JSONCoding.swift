@@ -26,6 +26,18 @@ enum JSONCoding {
         response(.object([("jobs", .array(jobs.map(\.json)))]))
     }
 
+    /// The request body, whole: 413 `payload_too_large` past `limit` bytes, told by
+    /// `Content-Length` before reading when it says so.
+    static func body(of request: Request, upTo limit: Int) async throws -> ByteBuffer {
+        let tooLarge = SluiceError(.payloadTooLarge, "the body is larger than \(limit >> 10) KiB")
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw tooLarge }
+        do {
+            return try await request.body.collect(upTo: limit)
+        } catch {
+            throw tooLarge
+        }
+    }
+
     /// The request body decoded as `T`: 415 unless it is JSON, 413 past 64 KiB, 400 with
     /// `invalid_json` for malformed JSON; `T`'s own validation errors pass through.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
@@ -33,15 +45,7 @@ enum JSONCoding {
         guard contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
             throw SluiceError(.unsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
         }
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodySize {
-            throw SluiceError(.payloadTooLarge, "the body is larger than 64 KiB")
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: maximumBodySize)
-        } catch {
-            throw SluiceError(.payloadTooLarge, "the body is larger than 64 KiB")
-        }
+        let buffer = try await body(of: request, upTo: maximumBodySize)
         if let key = JSONDuplicateKeys.first(in: buffer.readableBytesView) {
             throw SluiceError(.invalidJSON, "the key \(String(key.prefix(64)).debugDescription) appears twice in one object")
         }

@@ -19,15 +19,7 @@ struct JSONRPCController {
     }
 
     func answer(_ request: Request) async throws -> Response {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > Self.maximumBodySize {
-            throw SluiceError(.payloadTooLarge, "the body is larger than 1 MiB")
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: Self.maximumBodySize)
-        } catch {
-            throw SluiceError(.payloadTooLarge, "the body is larger than 1 MiB")
-        }
+        let buffer = try await JSONCoding.body(of: request, upTo: Self.maximumBodySize)
         let body: Aria2Body
         do {
             body = try Aria2Body.parse(buffer.readableBytesView)
