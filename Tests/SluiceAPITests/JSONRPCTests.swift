@@ -107,12 +107,18 @@ import Testing
             let job = try await service.create(["url": service.testdata("/testdata/8M?rate=1M"), "paused": true])
             let gid = Aria2GID.of(jobID: job["id"] as! String)
             #expect((try await rpc.result("aria2.tellStatus", [gid, ["status"]]) as? [String: Any])?["status"] as? String == "paused")
+            let id = job["id"] as! String
+            // On the cluster's store a pause that meets the job's start answers "changed on
+            // another node, try again": each pause waits until the job runs.
+            let running: @Sendable ([String: Any]) -> Bool = { $0["state"] as? String == "running" }
             #expect(try await rpc.result("aria2.unpause", [gid]) as? String == gid)
+            _ = try await service.waitFor(id, running)
             #expect(try await rpc.result("aria2.pause", [gid]) as? String == gid)
-            #expect(try await service.job(job["id"] as! String)["state"] as? String == "paused")
+            #expect(try await service.job(id)["state"] as? String == "paused")
             #expect(try await rpc.result("aria2.unpauseAll") as? String == "OK")
+            _ = try await service.waitFor(id, running)
             #expect(try await rpc.result("aria2.forcePauseAll") as? String == "OK")
-            #expect(try await service.job(job["id"] as! String)["state"] as? String == "paused")
+            #expect(try await service.job(id)["state"] as? String == "paused")
             let stat = try #require(try await rpc.result("aria2.getGlobalStat") as? [String: Any])
             #expect(stat["numWaiting"] as? String == "1" && stat["numActive"] as? String == "0")
         }
