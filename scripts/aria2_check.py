@@ -160,6 +160,25 @@ def aria2p_drives(port, origin):
         sys.exit("aria2_check: the removed download is still listed")
     stats = api.get_stats()
     print(f"  get_stats: active {stats.num_active}, waiting {stats.num_waiting}, stopped {stats.num_stopped}")
+    heard = []
+    api.listen_to_notifications(
+        threaded=True, timeout=1, on_download_start=lambda api, gid: heard.append(("start", gid)),
+        on_download_complete=lambda api, gid: heard.append(("complete", gid)))
+    try:
+        # The listener connects in a thread of its own, with no sign of when: a download made
+        # before that is not heard, so downloads are added until one's completion is.
+        deadline = time.monotonic() + 30
+        while True:
+            told = api.add_uris([f"{origin}/testdata/32K"])
+            try:
+                wait_until("the completion", lambda: ("complete", told.gid) in heard, timeout=3)
+                break
+            except SystemExit:
+                if time.monotonic() > deadline:
+                    sys.exit("aria2_check: aria2p's listener heard no completion within 30 s")
+        print(f"  listen_to_notifications heard: {[event for event in heard if event[1] == told.gid]}")
+    finally:
+        api.stop_listening()
     command = ["aria2p", "--host", "http://127.0.0.1", "--port", str(port), "--secret", SECRET, "show"]
     shown = subprocess.run(command, capture_output=True, text=True, timeout=60)
     print("  $ aria2p --host http://127.0.0.1 --port PORT --secret *** show")

@@ -2,6 +2,7 @@ import Foundation
 public import Hummingbird
 import HummingbirdCore
 import HummingbirdHTTP2
+import HummingbirdWebSocket
 import NIOCore
 public import JobService
 public import Logging
@@ -22,7 +23,7 @@ let serverName = "sluice"
 public func buildApplication(
     configuration: ServiceConfiguration, routes: RouterResponder<SluiceRequestContext>, origin: RangeOrigin,
     metrics: PrometheusMetricsFactory, logger: Logger, certificate: ServerCertificate? = nil, storeHealth: StoreHealth? = nil,
-    onListening: @escaping @Sendable (String) async -> Void = { _ in }
+    aria2: Aria2Service? = nil, onListening: @escaping @Sendable (String) async -> Void = { _ in }
 ) throws -> some Service {
     let admission = OriginAdmission(allowedHosts: configuration.hostCheck, token: try configuration.tokenDigest())
     let host = configuration.host
@@ -44,16 +45,31 @@ public func buildApplication(
             )
         }
     } else {
-        server = .http1(
-            configuration: .init(
-                additionalChannelHandlers: [deadlines()] + health() + [
-                    origin.fileFastPath(
-                        admits: admission.admits, extraHeaders: [.server: serverName],
-                        answered: RequestTimers(factory: metrics).recorder(method: .get, route: "/files/**")
-                    )
-                ]
-            )
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [deadlines()] + health() + [
+                origin.fileFastPath(
+                    admits: admission.admits, extraHeaders: [.server: serverName],
+                    answered: RequestTimers(factory: metrics).recorder(method: .get, route: "/files/**")
+                )
+            ]
         )
+        if let socket = aria2?.webSocket {
+            // `ws://…/jsonrpc`, aria2's WebSocket; over TLS, `POST /jsonrpc` only for now.
+            // The upgrade parses the first head before `deadlines()` is in place: that head
+            // is timed in bytes, at the front of the pipeline.
+            server = HTTPServerBuilder { responder in
+                FirstHeadDeadlineChannel(
+                    inner: HTTP1WebSocketUpgradeChannel(
+                        responder: responder,
+                        configuration: .init(http1: http1, ws: .init(maxFrameSize: JSONRPCWebSocket.maximumMessageSize)),
+                        shouldUpgrade: { request, _, _ in socket.shouldUpgrade(request) }
+                    ),
+                    headTimeout: .init(configuration.requestHeadTimeout)
+                )
+            }
+        } else {
+            server = .http1(configuration: http1)
+        }
     }
     let scheme = certificate == nil ? "http" : "https"
     return Application(
@@ -77,7 +93,8 @@ public func buildApplication(
 /// which decides on the route the router chose.
 public func buildRouter(
     configuration: ServiceConfiguration, jobs: any JobService, origin: RangeOrigin,
-    registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger, storeHealth: StoreHealth? = nil
+    registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger, storeHealth: StoreHealth? = nil,
+    aria2: Aria2Service? = nil
 ) throws -> Router<SluiceRequestContext> {
     let router = Router(context: SluiceRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestMetricsMiddleware(timers: RequestTimers(factory: metrics)))
@@ -106,9 +123,7 @@ public func buildRouter(
     JobsController(jobs: jobs).addRoutes(to: router)
     QueueController(jobs: jobs).addRoutes(to: router)
     EventsController(jobs: jobs).addRoutes(to: router)
-    JSONRPCController(
-        methods: Aria2Methods(jobs: jobs, documents: configuration.documentsDirectory, token: try configuration.tokenDigest())
-    ).addRoutes(to: router)
+    JSONRPCController(methods: try (aria2 ?? Aria2Service(jobs: jobs, configuration: configuration)).methods).addRoutes(to: router)
     MetricsController(registry: registry, factory: metrics, jobs: jobs).addRoutes(to: router)
     origin.addRoutes(to: router)
     if let publicDirectory = configuration.publicDirectory {

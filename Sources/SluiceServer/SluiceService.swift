@@ -116,13 +116,14 @@ public func buildService(
         storeHealth: storeHealth, metrics: metrics, logger: logger
     )
     let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
+    let aria2 = try Aria2Service(jobs: scheduler, configuration: configuration)
     let routes = try buildRouter(
         configuration: configuration, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger,
-        storeHealth: storeHealth
+        storeHealth: storeHealth, aria2: aria2
     ).buildResponder()
     let application = try buildApplication(
         configuration: configuration, routes: routes, origin: origin, metrics: metrics, logger: logger,
-        certificate: certificate, storeHealth: storeHealth, onListening: onListening
+        certificate: certificate, storeHealth: storeHealth, aria2: aria2, onListening: onListening
     )
     return SluiceService(
         application: application, routes: routes, jobs: scheduler,

@@ -1,0 +1,16 @@
+public import JobService
+
+/// aria2's RPC for one service: the methods over its jobs, shared by `POST /jsonrpc` (the
+/// router) and the WebSocket on the same path (the server's upgrade), so that both keep
+/// the same removed results and session.
+public struct Aria2Service: Sendable {
+    let methods: Aria2Methods
+    let allowedHosts: Set<String>?
+
+    public init(jobs: any JobService, configuration: ServiceConfiguration) throws {
+        methods = Aria2Methods(jobs: jobs, documents: configuration.documentsDirectory, token: try configuration.tokenDigest())
+        allowedHosts = configuration.hostCheck
+    }
+
+    var webSocket: JSONRPCWebSocket { JSONRPCWebSocket(methods: methods, allowedHosts: allowedHosts) }
+}

@@ -1,0 +1,90 @@
+public import HummingbirdCore
+public import Logging
+public import NIOCore
+
+/// Times a new connection's first request head in bytes, ahead of any HTTP parsing: the
+/// WebSocket upgrade pipeline parses that head before `ConnectionDeadlineHandler` is in
+/// place, so a client that sends half a head (or nothing) would otherwise hold its slot for
+/// good. Once the head's blank line has arrived, the handler leaves the pipeline and
+/// `ConnectionDeadlineHandler` times what follows.
+final class FirstHeadDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let timeout: TimeAmount
+    private var deadline: Scheduled<Void>?
+    /// Where the bytes so far stand against the blank line that ends a head; it may arrive
+    /// split over reads.
+    private var scanner = HeadEndScanner()
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { arm(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if deadline == nil { arm(context) }
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        scanner.scan(unwrapInboundIn(data).readableBytesView)
+        context.fireChannelRead(data)
+        if scanner.ended { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
+    }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: timeout) {
+            loopBound.value.close(promise: nil)
+        }
+    }
+}
+
+/// A server child channel with `FirstHeadDeadlineHandler` first in its pipeline.
+struct FirstHeadDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
+    let inner: Inner
+    let headTimeout: TimeAmount
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
+        do {
+            try channel.pipeline.syncOperations.addHandler(FirstHeadDeadlineHandler(timeout: headTimeout))
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return inner.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Inner.Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Finds the end of a request head: an empty line, ended by LF or CRLF as HTTP parsers take it.
+public struct HeadEndScanner: Sendable {
+    public private(set) var ended = false
+    private var atLineStart = false
+
+    public init() {}
+
+    public mutating func scan(_ bytes: some Sequence<UInt8>) {
+        for byte in bytes {
+            if ended { return }
+            switch byte {
+            case UInt8(ascii: "\n"):
+                if atLineStart { ended = true }
+                atLineStart = true
+            case UInt8(ascii: "\r"): continue
+            default: atLineStart = false
+            }
+        }
+    }
+}

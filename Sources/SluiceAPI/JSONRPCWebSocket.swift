@@ -1,0 +1,89 @@
+import Aria2RPC
+import HTTPTypes
+import HummingbirdWebSocket
+import JobService
+import Logging
+import NIOCore
+import NIOWebSocket
+import SluiceCore
+
+/// `ws://HOST:PORT/jsonrpc`: aria2's JSON-RPC over WebSocket, as aria2p's listener and
+/// AriaNg use it. Each text frame is a call or a batch, answered in a text frame; every job
+/// change aria2 tells about goes to every client as a notification (only GIDs: a client
+/// without the token learns no more than that something changed). The upgrade needs no
+/// header (browsers cannot send one); the host and cross-site checks of every route apply.
+struct JSONRPCWebSocket: Sendable {
+    let methods: Aria2Methods
+    let allowedHosts: Set<String>?
+
+    /// A frame, or a message of several, is bounded like a POST body.
+    static let maximumMessageSize = 1 << 20
+
+    func shouldUpgrade(_ request: HTTPRequest) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+        guard request.path?.split(separator: "?").first == "/jsonrpc" else { return .dontUpgrade }
+        guard BrowserGuardMiddleware<SluiceRequestContext>.misdirection(host: request.authority, allowedHosts: allowedHosts) == nil
+        else { return .dontUpgrade }
+        if let origin = request.headerFields[.origin],
+            !BrowserGuardMiddleware<SluiceRequestContext>.isSameOrigin(origin, host: request.authority)
+        {
+            return .dontUpgrade
+        }
+        let methods = methods
+        return .upgrade([:]) { inbound, outbound, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await Self.notify(methods.jobs, outbound) }
+                defer { group.cancelAll() }
+                for try await message in inbound.messages(maxSize: Self.maximumMessageSize) {
+                    guard case .text(let text) = message else { continue }
+                    try await outbound.write(.text(await Self.answer(text, methods).text))
+                }
+            }
+        }
+    }
+
+    static func answer(_ text: String, _ methods: Aria2Methods) async -> JSONValue {
+        do {
+            switch try Aria2Body.parse(Array(text.utf8)) {
+            case .single(let call): return await methods.answer(call).response
+            case .batch(let calls):
+                var answers: [JSONValue] = []
+                for call in calls { answers.append(await methods.answer(call).response) }
+                return .array(answers)
+            }
+        } catch {
+            return Aria2Response.error(error, id: .null)
+        }
+    }
+
+    /// Sends the notifications of job changes until the client goes (or falls too far
+    /// behind: its event queue is bounded, and then its connection ends).
+    static func notify(_ jobs: any JobService, _ outbound: WebSocketOutboundWriter) async throws {
+        let subscription = try await jobs.subscribe(jobID: nil, lastEventID: nil)
+        let changes = subscription.changes
+        defer { changes.cancel() }
+        var notifications = Aria2Notifications()
+        for message in subscription.initial {
+            if case .job(let job) = message.event { notifications.seed(job) }
+        }
+        while true {
+            switch await changes.next() {
+            case .events(let messages):
+                for message in messages {
+                    let method: String?
+                    switch message.event {
+                    case .job(let job): method = notifications.change(job)
+                    case .removed(let id): method = notifications.removed(id: id)
+                    }
+                    if let method {
+                        try await outbound.write(.text(Aria2Notifications.message(method, jobID: message.event.jobID).text))
+                    }
+                }
+            case .keepAlive: continue
+            case .overflowed:
+                try await outbound.close(.goingAway, reason: "fell behind")
+                return
+            case .finished: return
+            }
+        }
+    }
+}

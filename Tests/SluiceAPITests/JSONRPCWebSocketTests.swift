@@ -1,0 +1,63 @@
+import Aria2RPC
+import Foundation
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+/// aria2's WebSocket on `/jsonrpc` (issue 22): calls answered in frames, and notifications
+/// for every job, made by REST as well.
+@Suite struct JSONRPCWebSocketTests {
+    static func object(_ text: String?) -> [String: Any]? {
+        text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    @Test func callsAreAnsweredAndRESTJobsAreNotified() async throws {
+        try await ServiceHarness.with(token: "s3cret") { service in
+            let socket = try await RawWebSocket.open(port: service.port, path: "/jsonrpc")
+            try await socket.send(text: #"{"jsonrpc":"2.0","id":"v","method":"aria2.getVersion","params":["token:s3cret"]}"#)
+            let answer = try #require(Self.object(try await socket.nextText()))
+            #expect((answer["result"] as? [String: Any])?["version"] as? String == "1.37.0")
+            try await socket.send(text: #"{"jsonrpc":"2.0","id":"w","method":"aria2.getVersion","params":[]}"#)
+            let refused = try #require(Self.object(try await socket.nextText()))
+            #expect((refused["error"] as? [String: Any])?["message"] as? String == "Unauthorized")
+            // The service's own /testdata wants its token too.
+            let job = try await service.create(["url": service.testdata("/testdata/64K"), "headers": ["Authorization": "Bearer s3cret"]])
+            let gid = Aria2GID.of(jobID: job["id"] as! String)
+            var methods: [String] = []
+            while !methods.contains("aria2.onDownloadComplete"), !methods.contains("aria2.onDownloadError") {
+                let note = try #require(Self.object(try await socket.nextText()), "notified so far: \(methods)")
+                // Notifications carry the GID only.
+                #expect(Set(note.keys) == ["jsonrpc", "method", "params"])
+                #expect((note["params"] as? [[String: Any]])?.first?["gid"] as? String == gid)
+                methods.append(try #require(note["method"] as? String))
+            }
+            #expect(methods == ["aria2.onDownloadStart", "aria2.onDownloadComplete"])
+        }
+    }
+
+    /// The first head is timed in bytes ahead of the upgrade; an upgraded socket outlives that
+    /// deadline and is not timed as an idle HTTP connection either.
+    @Test func anUpgradedSocketOutlivesTheHeadAndIdleDeadlines() async throws {
+        try await ServiceHarness.with(configure: {
+            $0.requestHeadTimeout = .milliseconds(300)
+            $0.idleTimeout = .milliseconds(300)
+        }) { service in
+            let socket = try await RawWebSocket.open(port: service.port, path: "/jsonrpc")
+            // Nothing is sent for well past both deadlines.
+            #expect(try await socket.nextText(timeout: 1) == nil)
+            try await socket.send(text: #"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion"}"#)
+            let answer = try #require(Self.object(try await socket.nextText(timeout: 5)), "the socket was closed")
+            #expect(answer["id"] as? Int == 1)
+        }
+    }
+
+    @Test func aCrossSitePageCannotOpenIt() async throws {
+        try await ServiceHarness.with { service in
+            await #expect(throws: RawHTTPClient.Failure.self) {
+                _ = try await RawWebSocket.open(port: service.port, path: "/jsonrpc", headers: ["Origin": "http://evil.example"])
+            }
+            // The same page's own origin may.
+            _ = try await RawWebSocket.open(port: service.port, path: "/jsonrpc", headers: ["Origin": "http://127.0.0.1:\(service.port)"])
+        }
+    }
+}
