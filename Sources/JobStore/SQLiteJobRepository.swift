@@ -139,6 +139,16 @@ public final class SQLiteJobRepository: JobRepository {
             // Their retention: the settled ones past it, by age.
             try db.execute(sql: "CREATE INDEX webhookDelivery_settled ON webhookDelivery(createdAt) WHERE state <> 'pending'")
         }
+        migrator.registerMigration("v9: named tokens") { db in
+            // The secret is never stored: its SHA-256 digest, looked up when presented.
+            try db.execute(
+                sql: """
+                    CREATE TABLE accessToken (
+                        name TEXT PRIMARY KEY, scope TEXT NOT NULL, digest TEXT NOT NULL UNIQUE, createdAt DOUBLE NOT NULL
+                    )
+                    """
+            )
+        }
         return migrator
     }
 
@@ -342,7 +352,7 @@ public final class SQLiteJobRepository: JobRepository {
     /// `no_space` or `store_unavailable`, which the API answers with 503, never a bare 500.
     /// A full disk first gets the reserve file's space back and tries once more, so that a
     /// state change (a job failing because downloads filled the disk) is never lost.
-    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             let result = try await pool.write(body)
             reserve.refillIfDue()
@@ -359,7 +369,7 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await pool.read(body)
         } catch let error as DatabaseError {

@@ -227,6 +227,17 @@ enum PostgresSchema {
                 // Their retention: the settled ones past it, by age.
                 "CREATE INDEX webhook_delivery_settled ON webhook_delivery (created_at) WHERE state <> 'pending'",
             ]),
+        Migration(
+            version: 8, name: "named tokens",
+            statements: [
+                // The secret is never stored: its SHA-256 digest, looked up when presented.
+                """
+                CREATE TABLE access_token (
+                    name text PRIMARY KEY, scope text NOT NULL, digest text NOT NULL UNIQUE,
+                    created_at double precision NOT NULL
+                )
+                """
+            ]),
     ]
 
     /// Applies what is missing; returns the versions applied.

@@ -4,20 +4,21 @@ import JobService
 import SluiceCore
 
 /// aria2's RPC methods on Sluice's jobs: each call is authorized by its `token:SECRET`
-/// parameter, then answered from the same job service the REST API uses.
+/// parameter (the service's token, or a named one whose scope covers the method), then answered from the same job service the REST API uses.
 struct Aria2Methods: Sendable {
     let jobs: any JobService
     /// The documents directory's path: aria2's `dir`, the only one a download may name.
     let documents: String
-    let token: TokenDigest?
+    /// Who a call's `token:SECRET` is; nothing is checked when the service has no token.
+    let tokens: TokenRegistry
     let results: Aria2Results
     /// `getSessionInfo`: 40 hexadecimal digits, new at each start, as aria2's.
     let session: String
 
-    init(jobs: any JobService, documents: String, token: TokenDigest?, results: Aria2Results = Aria2Results()) {
+    init(jobs: any JobService, documents: String, tokens: TokenRegistry, results: Aria2Results = Aria2Results()) {
         self.jobs = jobs
         self.documents = documents
-        self.token = token
+        self.tokens = tokens
         self.results = results
         session = (0..<5).map { _ in String(format: "%08x", UInt32.random(in: .min ... .max)) }.joined()
     }
@@ -69,8 +70,11 @@ struct Aria2Methods: Sendable {
         default: break
         }
         guard Self.methods.contains(call.method) else { throw Aria2Failure.methodNotFound }
-        if let token {
-            guard let secret, token.matches(secret) else { throw Aria2Failure.unauthorized }
+        if tokens.isEnforced {
+            guard let secret, let scope = await tokens.scope(of: secret) else { throw Aria2Failure.unauthorized }
+            guard scope.allows(Aria2Scope.required(method: call.method)) else {
+                throw Aria2Scope.refusal(method: call.method, scope: scope)
+            }
         }
         return try await run(call)
     }

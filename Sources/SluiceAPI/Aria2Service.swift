@@ -7,8 +7,8 @@ public struct Aria2Service: Sendable {
     let methods: Aria2Methods
     let allowedHosts: Set<String>?
 
-    public init(jobs: any JobService, configuration: ServiceConfiguration) throws {
-        methods = Aria2Methods(jobs: jobs, documents: configuration.documentsDirectory, token: try configuration.tokenDigest())
+    public init(jobs: any JobService, configuration: ServiceConfiguration, tokens: TokenRegistry) {
+        methods = Aria2Methods(jobs: jobs, documents: configuration.documentsDirectory, tokens: tokens)
         allowedHosts = configuration.hostCheck
     }
 

@@ -6,31 +6,37 @@ import SluiceCore
 import SluiceHTTP
 
 /// Deny by default: with a token set, a request reaches a route's handler only with
-/// `Authorization: Bearer TOKEN`, unless the route it was routed to is on the short list of
-/// open ones (`/healthz`, `/openapi.yaml`, and `/jsonrpc`, whose calls carry their token). The decision uses the route the router chose
+/// `Authorization: Bearer TOKEN` — the service's token, or a named token whose scope covers
+/// the request (`RouteScope`: 403 `insufficient_scope` otherwise) — unless the route it was
+/// routed to is on the short list of open ones (`/healthz`, `/openapi.yaml`, and `/jsonrpc`,
+/// whose calls carry their token). The decision uses the route the router chose
 /// (`context.endpointPath`), never the spelling of the path, so `//jobs`, `/jobs/` and any
 /// route added later are guarded like `/jobs`. Requests that match no route fall through to
 /// the dashboard's static files, which must load for the page to ask for the token.
 /// The events routes also take `?access_token=`: browsers' `EventSource` cannot set headers.
 struct BearerAuthMiddleware<Context: RequestContext>: RouterMiddleware {
-    let token: TokenDigest
+    let tokens: TokenRegistry
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // No route: the static-file fallback for the dashboard, which holds nothing secret.
         guard let route = context.endpointPath, !openRoutes.contains(route) else {
             return try await next(request, context)
         }
-        if let header = request.headers[.authorization], let presented = Self.bearerCredential(header),
-            token.matches(presented)
-        {
-            return try await next(request, context)
+        var scope: TokenScope?
+        if let header = request.headers[.authorization], let presented = Self.bearerCredential(header) {
+            scope = await tokens.scope(of: presented)
         }
-        if eventRoutes.contains(route), let query = request.uri.queryParameters.get("access_token"),
-            token.matches(query)
-        {
-            return try await next(request, context)
+        if scope == nil, eventRoutes.contains(route), let query = request.uri.queryParameters.get("access_token") {
+            scope = await tokens.scope(of: query)
         }
-        throw SluiceError(.unauthorized, "a valid bearer token is required")
+        guard let scope else { throw SluiceError(.unauthorized, "a valid bearer token is required") }
+        let needed = RouteScope.required(method: request.method.rawValue, route: route)
+        guard scope.allows(needed) else {
+            throw SluiceError(
+                .insufficientScope, "this token's scope is \(scope.rawValue); \(request.method.rawValue) \(route) needs \(needed.rawValue)"
+            )
+        }
+        return try await next(request, context)
     }
 
     /// The credential of `Bearer CREDENTIAL`; the scheme name is case-insensitive (RFC 9110 §11.1).
@@ -44,16 +50,16 @@ struct BearerAuthMiddleware<Context: RequestContext>: RouterMiddleware {
 /// The service's token, kept as a SHA-256 digest so that every comparison is between two
 /// 32-byte values in constant time: neither the length nor the content of a guess shows in
 /// the time it takes.
-struct TokenDigest: Sendable {
+public struct TokenDigest: Sendable {
     private let digest: [UInt8]
 
     /// Nil for an empty token, which would let anyone in.
-    init?(_ token: String) {
+    public init?(_ token: String) {
         guard !token.isEmpty else { return nil }
         digest = Array(SHA256.hash(data: Data(token.utf8)))
     }
 
-    func matches(_ candidate: some StringProtocol) -> Bool {
+    public func matches(_ candidate: some StringProtocol) -> Bool {
         let other = Array(SHA256.hash(data: Data(candidate.utf8)))
         var difference: UInt8 = 0
         for index in 0..<digest.count {

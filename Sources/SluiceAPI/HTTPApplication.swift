@@ -94,15 +94,16 @@ public func buildApplication(
 public func buildRouter(
     configuration: ServiceConfiguration, jobs: any JobService, origin: RangeOrigin,
     registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger, storeHealth: StoreHealth? = nil,
-    aria2: Aria2Service? = nil
+    tokens: TokenRegistry? = nil, aria2: Aria2Service? = nil
 ) throws -> Router<SluiceRequestContext> {
+    let tokens = try tokens ?? TokenRegistry(master: configuration.tokenDigest(), store: nil)
     let router = Router(context: SluiceRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestMetricsMiddleware(timers: RequestTimers(factory: metrics)))
     router.add(middleware: ErrorBodyMiddleware(logger: logger))
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: BrowserGuardMiddleware(allowedHosts: configuration.hostCheck))
-    if let digest = try configuration.tokenDigest() {
-        router.add(middleware: BearerAuthMiddleware(token: digest))
+    if tokens.isEnforced {
+        router.add(middleware: BearerAuthMiddleware(tokens: tokens))
     }
     router.add(middleware: StoreAccessMiddleware(health: storeHealth, budget: configuration.storeBudget))
     // Answered at once from what the service last saw of its store: a readiness probe
@@ -123,7 +124,9 @@ public func buildRouter(
     JobsController(jobs: jobs).addRoutes(to: router)
     QueueController(jobs: jobs).addRoutes(to: router)
     EventsController(jobs: jobs).addRoutes(to: router)
-    JSONRPCController(methods: try (aria2 ?? Aria2Service(jobs: jobs, configuration: configuration)).methods).addRoutes(to: router)
+    TokensController(tokens: tokens).addRoutes(to: router)
+    JSONRPCController(methods: (aria2 ?? Aria2Service(jobs: jobs, configuration: configuration, tokens: tokens)).methods)
+        .addRoutes(to: router)
     MetricsController(registry: registry, factory: metrics, jobs: jobs).addRoutes(to: router)
     origin.addRoutes(to: router)
     if let publicDirectory = configuration.publicDirectory {

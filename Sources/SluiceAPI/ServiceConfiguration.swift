@@ -109,9 +109,12 @@ public struct ServiceConfiguration: Sendable {
         return token == nil && isLoopbackBind ? [] : nil
     }
 
+    /// The SQLite job store of a single node (the named tokens are in it too).
+    public var sqlitePath: String { dataDirectory + "/sluice.sqlite" }
+
     /// The token as the checks compare it; nil without one. An empty token is refused,
     /// never taken for none: every part of the service that checks the token asks here.
-    func tokenDigest() throws -> TokenDigest? {
+    public func tokenDigest() throws -> TokenDigest? {
         guard let token else { return nil }
         guard let digest = TokenDigest(token) else {
             throw SluiceError(.invalidField, "the token is empty: give a real token or none")

@@ -34,6 +34,9 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let dependencyCycle = Code(rawValue: "dependency_cycle")
         /// An `Idempotency-Key` sent again with a different request.
         public static let idempotencyKeyReused = Code(rawValue: "idempotency_key_reused")
+        /// A valid token whose scope does not cover the request (RFC 6750's name).
+        public static let insufficientScope = Code(rawValue: "insufficient_scope")
+        public static let tokenExists = Code(rawValue: "token_exists")
 
         // Download failures.
         public static let httpStatus = Code(rawValue: "http_status")

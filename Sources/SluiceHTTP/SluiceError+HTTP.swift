@@ -9,13 +9,13 @@ extension SluiceError: ResponseGenerator, HTTPResponseError {
         switch code {
         case .invalidJSON, .invalidURL, .unsupportedScheme, .invalidFilename, .invalidField, .forbiddenTarget: .badRequest
         case .unauthorized: .unauthorized
-        case .crossOrigin: .forbidden
+        case .crossOrigin, .insufficientScope: .forbidden
         case .misdirectedRequest: .misdirectedRequest
         case .storeUnavailable, .noSpace: .serviceUnavailable
         case .headersTooLarge: .requestHeaderFieldsTooLarge
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
-        case .invalidTransition, .dependencyCycle, .remoteChanged: .conflict
+        case .invalidTransition, .dependencyCycle, .remoteChanged, .tokenExists: .conflict
         case .payloadTooLarge: .contentTooLarge
         case .idempotencyKeyReused: .unprocessableContent
         case .unsupportedMediaType: .unsupportedMediaType
@@ -31,6 +31,7 @@ extension SluiceError: ResponseGenerator, HTTPResponseError {
     public func response(headers extra: HTTPFields = [:]) -> Response {
         var headers: HTTPFields = [.contentType: "application/json"]
         if code == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if code == .insufficientScope { headers[.wwwAuthenticate] = #"Bearer error="insufficient_scope""# }
         headers.append(contentsOf: extra)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: jsonBody)))
     }

@@ -20,6 +20,9 @@ public struct SluiceService: Sendable {
     public let routes: RouterResponder<SluiceRequestContext>
     /// The job service the API talks to (the scheduler over the SQLite store).
     public let jobs: any JobService
+    /// Every route as `METHOD /path/{parameter}`, as the router holds them: what a test of
+    /// every route (the token scopes) goes through, so a new route cannot be missed.
+    public let routeTable: [String]
     let downloads: DownloadService
     let certificateReloader: CertificateReloader?
 
@@ -95,14 +98,20 @@ public func buildService(
     schedulerConfiguration.allowInsecureTLS = configuration.allowInsecureTLS
     schedulerConfiguration.storeBudget = configuration.storeBudget
     let repository: any JobRepository
+    let tokenStore: any TokenStore
     if let store = configuration.store {
-        repository = try await PostgresJobRepository(
+        let cluster = try await PostgresJobRepository(
             location: store, nodeName: configuration.nodeName, leaseDuration: configuration.lease, trust: trust, logger: logger
         )
         logger.info("node \(configuration.nodeName) of the cluster on \(store.redacted)")
+        repository = cluster
+        tokenStore = cluster.tokens
     } else {
-        repository = try SQLiteJobRepository(path: configuration.dataDirectory + "/sluice.sqlite")
+        let local = try SQLiteJobRepository(path: configuration.sqlitePath)
+        repository = local
+        tokenStore = local
     }
+    let tokens = TokenRegistry(master: try configuration.tokenDigest(), store: tokenStore)
     let webhooks = WebhookDispatcher(
         configuration: .init(
             url: configuration.webhookURL, secret: configuration.webhookSecret, schedule: configuration.webhookSchedule,
@@ -116,17 +125,18 @@ public func buildService(
         storeHealth: storeHealth, metrics: metrics, logger: logger
     )
     let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
-    let aria2 = try Aria2Service(jobs: scheduler, configuration: configuration)
-    let routes = try buildRouter(
+    let aria2 = Aria2Service(jobs: scheduler, configuration: configuration, tokens: tokens)
+    let router = try buildRouter(
         configuration: configuration, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger,
-        storeHealth: storeHealth, aria2: aria2
-    ).buildResponder()
+        storeHealth: storeHealth, tokens: tokens, aria2: aria2
+    )
+    let routes = router.buildResponder()
     let application = try buildApplication(
         configuration: configuration, routes: routes, origin: origin, metrics: metrics, logger: logger,
         certificate: certificate, storeHealth: storeHealth, aria2: aria2, onListening: onListening
     )
     return SluiceService(
-        application: application, routes: routes, jobs: scheduler,
+        application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
         downloads: DownloadService(scheduler: scheduler, webhooks: webhooks, client: client, storeHealth: storeHealth, logger: logger),
         certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) }
     )

@@ -5,6 +5,6 @@ struct Sluice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A self-hosted HTTP download service, downloader and Range origin.",
         version: "0.1.0",
-        subcommands: [Serve.self, Get.self, Healthcheck.self]
+        subcommands: [Serve.self, Get.self, Healthcheck.self, Token.self]
     )
 }

@@ -35,6 +35,8 @@ struct ServiceHarness: Sendable {
     let token: String?
     /// The job service behind the API, for what a test must cause that no request can.
     let jobs: any JobService
+    /// Every route as `METHOD /path/{parameter}`.
+    let routeTable: [String]
 
     struct Reply: JSONReply {
         var status: Int
@@ -79,7 +81,9 @@ struct ServiceHarness: Sendable {
                 var iterator = urls.makeAsyncIterator()
                 guard let base = await iterator.next() else { throw CancellationError() }
                 do {
-                    try await body(ServiceHarness(base: base, data: data, client: client, token: token, jobs: service.jobs))
+                    try await body(
+                        ServiceHarness(
+                            base: base, data: data, client: client, token: token, jobs: service.jobs, routeTable: service.routeTable))
                 } catch {
                     await group.triggerGracefulShutdown()
                     try? await client.shutdown()

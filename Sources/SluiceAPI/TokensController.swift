@@ -1,0 +1,37 @@
+import Foundation
+import Hummingbird
+import SluiceCore
+
+/// `/tokens`: the service's named tokens, made, listed and revoked with an `admin` token
+/// (as `sluice token` does on the store). A new token's secret is in the answer to its
+/// `POST` and nowhere else.
+struct TokensController {
+    let tokens: TokenRegistry
+
+    func addRoutes(to router: Router<SluiceRequestContext>) {
+        router.post("/tokens") { request, _ in
+            let body = try await JSONCoding.decode(CreateTokenRequest.self, from: request)
+            let (token, secret) = try await tokens.create(name: body.name, scope: body.scope)
+            var fields = Self.fields(token)
+            fields.append(("token", .string(secret)))
+            return JSONCoding.response(.object(fields), status: .created)
+        }
+        router.get("/tokens") { _, _ in
+            JSONCoding.response(.object([("tokens", .array(try await tokens.list().map { .object(Self.fields($0)) }))]))
+        }
+        router.allowOnly([.get, .post], at: "/tokens")
+        router.delete("/tokens/:name") { _, context in
+            let name = try context.parameters.require("name")
+            guard try await tokens.revoke(name: name) else { throw SluiceError(.notFound, "no token is named \(name)") }
+            return Response(status: .noContent)
+        }
+        router.allowOnly([.delete], at: "/tokens/:name")
+    }
+
+    static func fields(_ token: AccessToken) -> [(String, JSONValue)] {
+        [
+            ("name", .string(token.name)), ("scope", .string(token.scope.rawValue)),
+            ("createdAt", JSONValue(token.createdAt)),
+        ]
+    }
+}
