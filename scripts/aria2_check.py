@@ -5,6 +5,8 @@
    `getGlobalStat` and `getVersion`, Sluice's keys must include aria2c's, and every value
    aria2c gives as a string must be a string in Sluice's answer too.
 
+3. A named `add` token (`sluice token create`) adds through aria2p and may not pause.
+
 Prints a transcript; exits non-zero on the first difference.
 """
 import json
@@ -194,6 +196,43 @@ def aria2p_drives(port, origin):
         sys.exit(f"aria2_check: `aria2p add` failed: {added.stderr.strip()[:500]}")
 
 
+def scoped_token(work, port, origin):
+    """A named `add` token made by `sluice token create` on the service's store: aria2p with
+    it adds and reads, and a pause is refused with aria2's error."""
+    print("a browser extension's token: sluice token create --scope add")
+    made = subprocess.run(
+        [BINARY, "token", "create", "--name", "extension", "--scope", "add", "--data", os.path.join(work, "sluice")],
+        capture_output=True, text=True, timeout=60)
+    if made.returncode != 0:
+        sys.exit(f"aria2_check: `sluice token create` failed: {made.stderr.strip()[:500]}")
+    secret = made.stdout.strip()
+    print(f"  $ sluice token create --name extension --scope add --data DATA\n    {secret[:12]}…\n    {made.stderr.strip()}")
+    api = aria2p.API(aria2p.Client(host="http://127.0.0.1", port=port, secret=secret))
+    # The running service reads a token made beside it within 5 s.
+    added = wait_until("the new token to be accepted", lambda: _try(lambda: api.add_uris([f"{origin}/testdata/16K"])), timeout=15)
+    print(f"  add_uris with the add token -> {added.gid}")
+    print(f"  get_downloads with it: {len(api.get_downloads())} downloads")
+    try:
+        api.client.pause(added.gid)
+    except aria2p.ClientException as error:
+        print(f"  pause with it: refused, {error.code} {error.message}")
+        if not error.message.startswith("Forbidden"):
+            sys.exit(f"aria2_check: a pause with an add token was refused for another reason: {error.message}")
+    else:
+        sys.exit("aria2_check: a pause with an add token was accepted")
+    listed = subprocess.run([BINARY, "token", "list", "--data", os.path.join(work, "sluice")], capture_output=True, text=True, timeout=60)
+    print("  $ sluice token list --data DATA")
+    for line in listed.stdout.splitlines():
+        print(f"    {line}")
+
+
+def _try(action):
+    try:
+        return action()
+    except aria2p.ClientException:
+        return None
+
+
 def main():
     work = tempfile.mkdtemp(prefix="sluice-aria2-")
     processes = []
@@ -206,6 +245,7 @@ def main():
         processes.append(aria2c)
         origin = f"http://127.0.0.1:{origin_port}"
         aria2p_drives(sluice_port, origin)
+        scoped_token(work, sluice_port, origin)
         differential(sluice_port, aria2c_port, f"{origin}/testdata/3M")
         print("aria2_check: passed")
     finally:

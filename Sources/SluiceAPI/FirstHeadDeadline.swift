@@ -1,6 +1,7 @@
 public import HummingbirdCore
 public import Logging
 public import NIOCore
+import NIOHTTP1
 
 /// Times a new connection's first request head in bytes, ahead of any HTTP parsing: the
 /// WebSocket upgrade pipeline parses that head before `ConnectionDeadlineHandler` is in
@@ -49,7 +50,8 @@ final class FirstHeadDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     }
 }
 
-/// A server child channel with `FirstHeadDeadlineHandler` first in its pipeline.
+/// A server child channel with `FirstHeadDeadlineHandler` first in its pipeline, and
+/// `FirstRequestParseErrorHandler` after what the inner channel sets up.
 struct FirstHeadDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let headTimeout: TimeAmount
@@ -60,7 +62,10 @@ struct FirstHeadDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
-        return inner.setup(channel: channel, logger: logger)
+        return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            try channel.pipeline.syncOperations.addHandler(FirstRequestParseErrorHandler())
+            return value
+        }
     }
 
     func handle(value: Inner.Value, logger: Logger) async {
@@ -86,5 +91,32 @@ public struct HeadEndScanner: Sendable {
             default: atLineStart = false
             }
         }
+    }
+}
+
+/// Answers 400 to a first request the HTTP parser refuses (`M7THOD / HTTP/1.1`), as the plain
+/// HTTP/1 pipeline does: behind the WebSocket upgrade, that parse happens before
+/// Hummingbird's handlers are in place, and nothing else would answer. It leaves the
+/// pipeline at the first thing read past it (a request that parsed, or a WebSocket's bytes).
+final class FirstRequestParseErrorHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        context.fireChannelRead(data)
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        let head = HTTPResponseHead(
+            version: .http1_1, status: .badRequest, headers: ["Connection": "close", "Content-Length": "0"]
+        )
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.close(promise: nil) }
     }
 }
