@@ -227,6 +227,10 @@ enum PostgresSchema {
                 // Their retention: the settled ones past it, by age.
                 "CREATE INDEX webhook_delivery_settled ON webhook_delivery (created_at) WHERE state <> 'pending'",
             ]),
+        // 8 is the named tokens' (another branch); this one follows it.
+        Migration(
+            version: 9, name: "a job's sub-directory of the documents",
+            statements: ["ALTER TABLE job ADD COLUMN directory text"]),
     ]
 
     /// Applies what is missing; returns the versions applied.

@@ -124,18 +124,80 @@ import Testing
         }
     }
 
+    @Test func aDirUnderTheDocumentsGetsTheFileAndRESTsPathShowsIt() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            let documents = service.data + "/documents"
+            let gid = try #require(
+                try await rpc.result(
+                    "aria2.addUri", [[service.testdata("/testdata/64K")], ["dir": documents + "/music/live", "out": "a.bin"]])
+                    as? String)
+            let job = try await service.waitFor(try Self.jobID(gid)) { $0["state"] as? String == "completed" }
+            #expect(job["path"] as? String == "music/live/a.bin")
+            #expect(FileManager.default.fileExists(atPath: documents + "/music/live/a.bin"))
+            let status = try #require(try await rpc.result("aria2.tellStatus", [gid, ["dir", "files"]]) as? [String: Any])
+            #expect(status["dir"] as? String == documents + "/music/live")
+            #expect((status["files"] as? [[String: Any]])?.first?["path"] as? String == documents + "/music/live/a.bin")
+            #expect((try await rpc.result("aria2.getOption", [gid]) as? [String: Any])?["dir"] as? String == documents + "/music/live")
+            // Served where it landed; a second one takes the next free name there.
+            #expect(try await service.request(.GET, "/files/music/live/a.bin").body.count == 64 << 10)
+            let again = try #require(
+                try await rpc.result(
+                    "aria2.addUri", [[service.testdata("/testdata/1K")], ["dir": documents + "/music/live/", "out": "a.bin"]])
+                    as? String)
+            let second = try await service.waitFor(try Self.jobID(again)) { $0["state"] as? String == "completed" }
+            #expect(second["path"] as? String == "music/live/a (1).bin")
+            // The directory is the job's: another one is refused, its own is fine.
+            #expect(try await rpc.error("aria2.changeOption", [again, ["dir": documents]]).code == 1)
+            #expect(try await rpc.result("aria2.changeOption", [again, ["dir": documents + "/music/live"]]) as? String == "OK")
+            // Deleting the job with its file finds it in its directory.
+            #expect(try await service.request(.DELETE, "/jobs/\(try Self.jobID(again))?deleteFile=true").status == 204)
+            #expect(!FileManager.default.fileExists(atPath: documents + "/music/live/a (1).bin"))
+        }
+    }
+
+    /// A symlink that appears after the job was added is found when the file is placed.
+    @Test func aDirThatLeadsOutByPlacementTimeFailsTheJob() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            let documents = service.data + "/documents"
+            let gid = try #require(
+                try await rpc.result(
+                    "aria2.addUri", [[service.testdata("/testdata/1K")], ["dir": documents + "/later/x", "pause": "true"]])
+                    as? String)
+            let outside = service.data + "/outside"
+            try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: documents + "/later", withDestinationPath: outside)
+            #expect(try await rpc.result("aria2.unpause", [gid]) as? String == gid)
+            let job = try await service.waitFor(try Self.jobID(gid)) { ["completed", "failed"].contains($0["state"] as? String) }
+            #expect(job["state"] as? String == "failed")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
+        }
+    }
+
     @Test func aDirOrOutOutsideTheDocumentsIsRefusedAndMakesNoJob() async throws {
         try await ServiceHarness.with { service in
             let rpc = RPC(service: service, secret: nil)
             let url = service.testdata("/testdata/1K")
+            let documents = service.data + "/documents"
+            // A symlink in the documents to a directory outside them, and one to a file.
+            let outside = service.data + "/outside"
+            try FileManager.default.createDirectory(atPath: outside + "/x", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: documents + "/out", withDestinationPath: outside)
+            try Data().write(to: URL(fileURLWithPath: documents + "/plain"))
             for options: [String: Any] in [
-                ["dir": "/tmp"], ["dir": service.data + "/documents/../cache"], ["out": "../escape"], ["out": "/etc/passwd"],
-                ["dir": service.data + "/documents", "out": "a/b"],
+                ["dir": "/tmp"], ["dir": documents + "/../cache"], ["dir": documents + "/sub/../../cache"], ["dir": "sub"],
+                ["dir": "documents/sub"], ["dir": documents + "/./sub"], ["dir": documents + "X/sub"],
+                ["dir": documents + "/out"], ["dir": documents + "/out/x"], ["dir": documents + "/out/new"],
+                ["dir": documents + "/plain/sub"], ["out": "../escape"], ["out": "/etc/passwd"],
+                ["dir": documents, "out": "a/b"], ["dir": documents + "/sub", "out": ".."],
             ] {
                 let refused = try await rpc.error("aria2.addUri", [[url], options])
                 #expect(refused.status == 400 && refused.code == 1, "\(options)")
             }
             #expect((try await service.request(.GET, "/jobs").json()["jobs"] as? [Any])?.isEmpty == true)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["x"])
+            #expect(!FileManager.default.fileExists(atPath: documents + "/sub"))
             // The directory it was told, sent back as AriaNg does, is fine.
             let options = try #require(try await rpc.result("aria2.getGlobalOption") as? [String: Any])
             #expect(try await rpc.result("aria2.addUri", [[url], ["dir": options["dir"]!, "pause": "true"]]) is String)
