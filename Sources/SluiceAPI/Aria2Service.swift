@@ -6,11 +6,13 @@ public import JobService
 public struct Aria2Service: Sendable {
     let methods: Aria2Methods
     let allowedHosts: Set<String>?
+    let crossOrigin: CrossOriginPolicy
 
     public init(jobs: any JobService, configuration: ServiceConfiguration) throws {
         methods = Aria2Methods(jobs: jobs, documents: configuration.documentsDirectory, token: try configuration.tokenDigest())
         allowedHosts = configuration.hostCheck
+        crossOrigin = CrossOriginPolicy(configuration.allowedOrigins)
     }
 
-    var webSocket: JSONRPCWebSocket { JSONRPCWebSocket(methods: methods, allowedHosts: allowedHosts) }
+    var webSocket: JSONRPCWebSocket { JSONRPCWebSocket(methods: methods, allowedHosts: allowedHosts, crossOrigin: crossOrigin) }
 }

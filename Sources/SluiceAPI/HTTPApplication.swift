@@ -100,7 +100,9 @@ public func buildRouter(
     router.add(middleware: RequestMetricsMiddleware(timers: RequestTimers(factory: metrics)))
     router.add(middleware: ErrorBodyMiddleware(logger: logger))
     router.add(middleware: SecurityHeadersMiddleware())
-    router.add(middleware: BrowserGuardMiddleware(allowedHosts: configuration.hostCheck))
+    router.add(
+        middleware: BrowserGuardMiddleware(
+            allowedHosts: configuration.hostCheck, crossOrigin: CrossOriginPolicy(configuration.allowedOrigins)))
     if let digest = try configuration.tokenDigest() {
         router.add(middleware: BearerAuthMiddleware(token: digest))
     }
@@ -123,7 +125,8 @@ public func buildRouter(
     JobsController(jobs: jobs).addRoutes(to: router)
     QueueController(jobs: jobs).addRoutes(to: router)
     EventsController(jobs: jobs).addRoutes(to: router)
-    JSONRPCController(methods: try (aria2 ?? Aria2Service(jobs: jobs, configuration: configuration)).methods).addRoutes(to: router)
+    let aria2 = try aria2 ?? Aria2Service(jobs: jobs, configuration: configuration)
+    JSONRPCController(methods: aria2.methods, crossOrigin: aria2.crossOrigin).addRoutes(to: router)
     MetricsController(registry: registry, factory: metrics, jobs: jobs).addRoutes(to: router)
     origin.addRoutes(to: router)
     if let publicDirectory = configuration.publicDirectory {
