@@ -8,8 +8,11 @@ public struct Aria2Service: Sendable {
     let allowedHosts: Set<String>?
     let crossOrigin: CrossOriginPolicy
 
-    public init(jobs: any JobService, configuration: ServiceConfiguration) throws {
-        methods = Aria2Methods(jobs: jobs, documents: configuration.documentsDirectory, token: try configuration.tokenDigest())
+    /// - Parameter shutdown: what `aria2.shutdown` calls when `--rpc-allow-shutdown` lets it.
+    public init(jobs: any JobService, configuration: ServiceConfiguration, shutdown: RPCShutdown = RPCShutdown()) throws {
+        methods = Aria2Methods(
+            jobs: jobs, documents: configuration.documentsDirectory, token: try configuration.tokenDigest(),
+            shutdown: configuration.rpcAllowShutdown ? shutdown : nil)
         allowedHosts = configuration.hostCheck
         crossOrigin = CrossOriginPolicy(configuration.allowedOrigins)
     }

@@ -26,6 +26,8 @@ public struct ServiceConfiguration: Sendable {
     /// Other sites' origins (`http://ariang.example:6880`) whose pages may call `/jsonrpc`
     /// (`--allowed-origins`): CORS for them, and their `Origin` passes the cross-site check.
     public var allowedOrigins: [String] = []
+    /// Whether `aria2.shutdown` and `aria2.forceShutdown` stop the service (`--rpc-allow-shutdown`).
+    public var rpcAllowShutdown = false
     /// Free space a download's reservation must leave (nil: the smaller of 512 MiB and 5 %
     /// of the file system).
     public var minFreeSpace: Int64?

@@ -59,6 +59,9 @@ struct Serve: AsyncParsableCommand {
     )
     var allowedOrigins: String?
 
+    @Flag(help: "Let aria2.shutdown and aria2.forceShutdown stop the service gracefully (env SLUICE_RPC_ALLOW_SHUTDOWN=1).")
+    var rpcAllowShutdown = false
+
     @Option(help: "Open connections at most (env SLUICE_MAX_CONNECTIONS, default 4096).")
     var maxConnections: Int?
 
@@ -165,6 +168,7 @@ struct Serve: AsyncParsableCommand {
                 "--allowed-origins: \(origin) is not an origin such as http://ariang.example:6880 (http or https, host, optional port, no path)"
             )
         }
+        configuration.rpcAllowShutdown = rpcAllowShutdown || Environment.flag("SLUICE_RPC_ALLOW_SHUTDOWN")
         configuration.maxConnections = try integer(maxConnections, "SLUICE_MAX_CONNECTIONS", default: 4096)
         configuration.minFreeSpace = try (minFreeSpace ?? Environment.string("SLUICE_MIN_FREE_SPACE")).map { text in
             guard let bytes = ByteSize.parse(text, limit: .max) else {

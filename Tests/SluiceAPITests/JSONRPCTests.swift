@@ -278,6 +278,31 @@ import Testing
         }
     }
 
+    @Test func shutdownIsRefusedWithoutRPCAllowShutdown() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            for method in ["aria2.shutdown", "aria2.forceShutdown"] {
+                let refused = try await rpc.error(method)
+                #expect(refused.code == 1 && refused.message?.contains("--rpc-allow-shutdown") == true)
+            }
+            #expect(try await service.request(.GET, "/healthz").status == 200)
+        }
+    }
+
+    @Test(arguments: ["aria2.shutdown", "aria2.forceShutdown"])
+    func withRPCAllowShutdownItAnswersOKAndTheServiceStops(_ method: String) async throws {
+        try await ServiceHarness.with(token: "s3cret", configure: { $0.rpcAllowShutdown = true }) {
+            (service: ServiceHarness) async throws in
+            // Still the token's to ask.
+            #expect(try await RPC(service: service, secret: nil).error(method).message == "Unauthorized")
+            #expect(try await service.request(.GET, "/healthz").status == 200)
+            #expect(try await RPC(service: service, secret: "s3cret").result(method) as? String == "OK")
+            // The group shuts down gracefully, as on SIGTERM: the server stops answering.
+            let stopped = await waitUntil(.seconds(20)) { (try? await service.request(.GET, "/healthz")) == nil }
+            #expect(stopped)
+        }
+    }
+
     @Test func globalOptionsChangeTheQueue() async throws {
         try await ServiceHarness.with { service in
             let rpc = RPC(service: service, secret: nil)
