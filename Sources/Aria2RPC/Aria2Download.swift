@@ -57,21 +57,27 @@ public struct Aria2Download: Sendable {
             add("errorCode", .string(errorCode))
             add("errorMessage", .string(job.error?.message ?? ""))
         }
-        add("dir", .string(documents))
+        add("dir", .string(directory(documents: documents)))
         add("files", files(documents: documents))
         add("verifiedLength", .string("0"))
         add("verifyIntegrityPending", .string("false"))
         return .object(members)
     }
 
+    /// The job's directory: the documents, or its sub-directory there (aria2's `dir`).
+    public func directory(documents: String) -> String {
+        job.directory.map { documents + "/" + $0 } ?? documents
+    }
+
     /// `getFiles`: the one file.
     public func files(documents: String) -> JSONValue {
         let total = job.bytesTotal ?? 0
-        let name = job.path ?? job.filename
+        // `path` (once placed) is relative to the documents, sub-directory included.
+        let path = job.path.map { documents + "/" + $0 } ?? job.filename.map { directory(documents: documents) + "/" + $0 }
         return .array([
             .object([
                 ("index", .string("1")),
-                ("path", .string(name.map { documents + "/" + $0 } ?? "")),
+                ("path", .string(path ?? "")),
                 ("length", .string(String(total))),
                 ("completedLength", .string(String(job.state == .completed ? max(total, job.bytesDone) : job.bytesDone))),
                 ("selected", .string("true")),

@@ -2,8 +2,8 @@ public import SluiceCore
 
 /// What aria2's per-download options (`addUri`'s and `changeOption`'s) ask of a job, mapped
 /// to Sluice's fields. Options Sluice has no use for are ignored, as aria2 ignores unknown
-/// ones; one that would be wrong to ignore (a `dir` elsewhere, a digest it cannot verify) is
-/// refused.
+/// ones; one that would be wrong to ignore (a `dir` outside the documents, a digest it
+/// cannot verify) is refused.
 public struct Aria2JobOptions: Equatable, Sendable {
     public var filename: String?
     public var connections: Int?
@@ -13,9 +13,14 @@ public struct Aria2JobOptions: Equatable, Sendable {
     public var sha256: String?
     public var paused: Bool?
     public var proxy: String?
+    /// Whether `dir` was given: `directory` is then what it names.
+    public var namesDirectory = false
+    /// `dir`'s sub-directory of the documents, relative (`music/live`); nil for the
+    /// documents directory itself.
+    public var directory: String?
 
-    /// - Parameter documents: the documents directory's path, the only `dir` a download
-    ///   may name (front ends send back the `dir` they were told).
+    /// - Parameter documents: the documents directory's path: `dir` must be it (front ends
+    ///   send back the `dir` they were told) or a directory under it.
     public init(_ options: JSONValue?, documents: String) throws(Aria2Failure) {
         guard let options, options != .null else { return }
         guard case .object(let members) = options else { throw Aria2Failure("options must be a struct") }
@@ -24,10 +29,8 @@ public struct Aria2JobOptions: Equatable, Sendable {
         for (name, value) in members {
             switch name {
             case "dir":
-                let dir = try Self.text(value, name)
-                guard Self.sameDirectory(dir, documents) else {
-                    throw Aria2Failure("dir must be the documents directory (\(documents)): Sluice writes nowhere else")
-                }
+                directory = try Self.subdirectory(try Self.text(value, name), of: documents)
+                namesDirectory = true
             case "out":
                 let out = try Self.text(value, name)
                 do {
@@ -86,13 +89,28 @@ public struct Aria2JobOptions: Equatable, Sendable {
         if let connections = [split, perServer].compactMap({ $0 }).min() { self.connections = min(connections, 16) }
     }
 
-    static func sameDirectory(_ given: String, _ documents: String) -> Bool {
-        func trimmed(_ path: String) -> Substring {
-            var path = Substring(path)
-            while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
-            return path
+    /// What `dir` names under `documents`, by its text alone: nil for the documents
+    /// directory, else the plain names below it joined by `/`. No `.` or `..` anywhere, so
+    /// the text is where it leads, but for symlinks (the job service checks those on disk).
+    static func subdirectory(_ dir: String, of documents: String) throws(Aria2Failure) -> String? {
+        func parts(_ path: String) -> [Substring] { path.split(separator: "/") }
+        let given = parts(dir)
+        let root = parts(documents)
+        // A relative `documents` (`--data ./x`) is matched as it was shown.
+        guard dir.hasPrefix("/") == documents.hasPrefix("/"), given.starts(with: root),
+            !given.contains(where: { $0 == "." || $0 == ".." })
+        else {
+            throw Aria2Failure("dir must be the documents directory (\(documents)) or a directory under it, without . or ..")
         }
-        return trimmed(given) == trimmed(documents)
+        let below = given.dropFirst(root.count).map(String.init)
+        if below.isEmpty { return nil }
+        let directory = below.joined(separator: "/")
+        do {
+            try CreateJobRequest.validateDirectory(directory)
+        } catch {
+            throw Aria2Failure("dir: each directory under the documents must be a plain name")
+        }
+        return directory
     }
 
     static func text(_ value: JSONValue, _ name: String) throws(Aria2Failure) -> String {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOPosix
 import SluiceCore
+import SluiceSystem
 
 extension Download {
     /// Verifies the complete partial file and moves it into place.
@@ -41,6 +42,11 @@ extension Download {
         var intent = state.checkpoint(url: url) ?? DownloadCheckpoint(url: url)
         intent.placement = .init(device: identity.device, inode: identity.inode, size: size, sha256: digest, fileName: name)
         try await saveWaitingForStore(intent)
+        if let root = target.root, case .directory(let directory) = target.destination, directory.hasPrefix(root + "/") {
+            if let problem = Subdirectory.problem(String(directory.dropFirst(root.count + 1)), under: root, creating: true) {
+                throw SluiceError(.io, problem)
+            }
+        }
         let path = try FilePlacement.place(target.partialPath, at: target.destination, name: name)
         // Placed: the download has succeeded whatever happens next. The intent stays until
         // the owner records the result (the job store clears it in the same write that

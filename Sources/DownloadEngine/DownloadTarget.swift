@@ -13,10 +13,15 @@ public struct DownloadTarget: Sendable {
     public var destination: Destination
     /// The name the user asked for; nil lets the response decide.
     public var fileName: String?
+    /// A directory `destination` lies inside: the directories between them are made at
+    /// placement when missing, and each must resolve inside it (a symlink leading out
+    /// fails the download). Nil when `destination` is there already.
+    public var root: String?
 
-    public init(partialPath: String, destination: Destination, fileName: String? = nil) {
+    public init(partialPath: String, destination: Destination, fileName: String? = nil, root: String? = nil) {
         self.partialPath = partialPath
         self.destination = destination
         self.fileName = fileName
+        self.root = root
     }
 }

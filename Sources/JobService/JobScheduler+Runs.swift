@@ -25,8 +25,9 @@ extension JobScheduler {
         let download = Download(
             url: job.url,
             target: DownloadTarget(
-                partialPath: partialPath(id), destination: .directory(configuration.documentsDirectory),
-                fileName: job.requestedFilename
+                partialPath: partialPath(id),
+                destination: .directory(configuration.documentsDirectory + (job.directory.map { "/" + $0 } ?? "")),
+                fileName: job.requestedFilename, root: job.directory == nil ? nil : configuration.documentsDirectory
             ),
             options: {
                 var options = DownloadOptions(

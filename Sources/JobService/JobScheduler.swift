@@ -458,6 +458,13 @@ public actor JobScheduler {
             )
         }
         try checkEndpoints(notify: request.notify, proxy: request.proxy)
+        // Checked again, and made, when the file is placed: this refuses at once what leads
+        // out of the documents now (a symlink).
+        if let directory = request.directory,
+            let problem = Subdirectory.problem(directory, under: configuration.documentsDirectory, creating: false)
+        {
+            throw SluiceError(.invalidFilename, problem, field: "directory")
+        }
         try await checkDependenciesExist(request.after)
         // Their states as the job is made: a finished one may leave the table while the store
         // inserts the job (nothing waits for it yet), and must not look deleted then.
@@ -474,6 +481,7 @@ public actor JobScheduler {
         job.notify = request.notify
         job.proxy = request.proxy
         job.insecure = request.insecure
+        job.directory = request.directory
         job.waitingFor = notCompleted(request.after)
         // A job that starts at once is stored running: one write, not a queued one and then
         // a running one. Its slot is kept for it while the store inserts it.
@@ -666,7 +674,9 @@ public actor JobScheduler {
     /// A deleted job's finished file, by its stored name as it is (never percent-encoded,
     /// so `%` is a plain character); nothing for a name that could leave the directory.
     func removeFinishedFile(of job: JobSnapshot) {
-        guard let path = job.path, SafeRelativePath.isPlainName(path) else { return }
+        guard let path = job.path,
+            path.split(separator: "/", omittingEmptySubsequences: false).allSatisfy({ SafeRelativePath.isPlainName(String($0)) })
+        else { return }
         unlink(configuration.documentsDirectory + "/" + path)
     }
 

@@ -149,6 +149,9 @@ public final class SQLiteJobRepository: JobRepository {
                     """
             )
         }
+        migrator.registerMigration("v10: a job's sub-directory of the documents") { db in
+            try db.execute(sql: "ALTER TABLE job ADD COLUMN directory TEXT")
+        }
         return migrator
     }
 
@@ -244,10 +247,11 @@ public final class SQLiteJobRepository: JobRepository {
                 sql: """
                     INSERT INTO job (id, sequence, url, state, filename, requestedFilename, bytesTotal, bytesDone,
                         connections, resumable, expectedSHA256, sha256, path, errorCode, errorMessage, priority,
-                        headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate, notify, proxy, insecure)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate, notify, proxy, insecure,
+                        directory)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
-            ).execute(arguments: [job.id, sequence] + Self.columns(job) + [job.insecure])
+            ).execute(arguments: [job.id, sequence] + Self.columns(job) + [job.insecure, job.directory])
         }
     }
 
@@ -423,7 +427,7 @@ public final class SQLiteJobRepository: JobRepository {
     static let jobColumns = [
         "id", "url", "state", "connections", "priority", "createdAt", "requestedFilename", "expectedSHA256", "headers",
         "filename", "bytesTotal", "bytesDone", "resumable", "sha256", "path", "errorCode", "errorMessage", "updatedAt",
-        "completedAt", "retryAt", "dependencies", "limitRate", "notify", "proxy", "insecure",
+        "completedAt", "retryAt", "dependencies", "limitRate", "notify", "proxy", "insecure", "directory",
     ]
 
     /// A job from a row of `jobColumns`, read by position.
@@ -451,6 +455,7 @@ public final class SQLiteJobRepository: JobRepository {
         job.notify = row[22]
         job.proxy = row[23]
         job.insecure = row[24] ?? false
+        job.directory = row[25]
         return job
     }
 

@@ -140,12 +140,13 @@ public final class PostgresJobRepository: ClusterStore {
                 """
                 INSERT INTO job (id, url, state, filename, requested_filename, bytes_total, bytes_done, connections,
                     resumable, expected_sha256, sha256, path, error_code, error_message, priority, headers, created_at,
-                    updated_at, completed_at, retry_at, dependencies, limit_rate, notify, proxy, insecure)
+                    updated_at, completed_at, retry_at, dependencies, limit_rate, notify, proxy, insecure, directory)
                 VALUES (\(job.id), \(job.url), \(job.state.rawValue), \(job.filename), \(job.requestedFilename),
                     \(job.bytesTotal), \(job.bytesDone), \(job.connections), \(job.resumable), \(job.expectedSHA256),
                     \(job.sha256), \(job.path), \(job.error?.code), \(job.error?.message), \(job.priority), \(c.headers),
                     \(job.createdAt.timeIntervalSince1970), \(job.updatedAt.timeIntervalSince1970), \(c.completedAt),
-                    \(c.retryAt), \(c.dependencies), \(job.limitRate), \(job.notify), \(job.proxy), \(job.insecure))
+                    \(c.retryAt), \(c.dependencies), \(job.limitRate), \(job.notify), \(job.proxy), \(job.insecure),
+                    \(job.directory))
                 """, on: connection
             )
             _ = try await connections.run("SELECT pg_notify(\(PostgresSchema.channel), \(job.id))", on: connection)
@@ -393,7 +394,7 @@ public final class PostgresJobRepository: ClusterStore {
     static let jobColumns = """
         id, url, state, filename, requested_filename, bytes_total, bytes_done, speed, eta, connections, resumable,
         expected_sha256, sha256, path, error_code, error_message, priority, headers, created_at, updated_at,
-        completed_at, retry_at, dependencies, limit_rate, notify, proxy, insecure, owner, epoch, last_owner
+        completed_at, retry_at, dependencies, limit_rate, notify, proxy, insecure, directory, owner, epoch, last_owner
         """
 
     /// The same, as `job.column` (for a statement that joins another table with an `id`).
@@ -454,6 +455,7 @@ public final class PostgresJobRepository: ClusterStore {
         job.notify = try r["notify"].decode(String?.self)
         job.proxy = try r["proxy"].decode(String?.self)
         job.insecure = try r["insecure"].decode(Bool.self)
+        job.directory = try r["directory"].decode(String?.self)
         let owner = try r["owner"].decode(String?.self)
         job.node = job.state == .running ? owner : nil
         return (job, owner, try r["epoch"].decode(Int64.self), try r["last_owner"].decode(String?.self))

@@ -238,6 +238,9 @@ enum PostgresSchema {
                 )
                 """
             ]),
+        Migration(
+            version: 9, name: "a job's sub-directory of the documents",
+            statements: ["ALTER TABLE job ADD COLUMN directory text"]),
     ]
 
     /// Applies what is missing; returns the versions applied.

@@ -16,7 +16,7 @@ extension Aria2Methods {
             request = try CreateJobRequest(
                 url: url, filename: options.filename, connections: options.connections ?? 4, sha256: options.sha256,
                 headers: options.headers, paused: options.paused ?? false, limitRate: options.limitRate?.value,
-                proxy: options.proxy)
+                proxy: options.proxy, directory: options.directory)
         } catch let error as SluiceError {
             throw Aria2Failure(error.message)
         }
@@ -110,6 +110,10 @@ extension Aria2Methods {
     func changeOption(_ call: Aria2Call) async throws -> JSONValue {
         let (_, id) = try call.jobID(at: 0)
         let options = try Aria2JobOptions(call.param(1), documents: documents)
+        // A job's directory is set when it is added; its own, sent back, is fine.
+        if options.namesDirectory, try await download(id: id, keys: ["gid"]).job.directory != options.directory {
+            throw Aria2Failure("dir cannot change once a download is added")
+        }
         var patch = JobPatch()
         patch.connections = options.connections
         patch.limitRate = options.limitRate
@@ -123,7 +127,7 @@ extension Aria2Methods {
     /// `getOption`: the job's settings in aria2's names.
     func options(of job: JobSnapshot) -> JSONValue {
         var members: [(String, JSONValue)] = [
-            ("dir", .string(documents)),
+            ("dir", .string(Aria2Download(job: job).directory(documents: documents))),
             ("split", .string(String(job.connections))),
             ("max-connection-per-server", .string(String(job.connections))),
             ("max-download-limit", .string(String(job.limitRate ?? 0))),

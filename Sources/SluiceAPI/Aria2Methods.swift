@@ -14,12 +14,18 @@ struct Aria2Methods: Sendable {
     let results: Aria2Results
     /// `getSessionInfo`: 40 hexadecimal digits, new at each start, as aria2's.
     let session: String
+    /// What `aria2.shutdown` asks to stop the service; nil refuses it (no `--rpc-allow-shutdown`).
+    let shutdown: RPCShutdown?
 
-    init(jobs: any JobService, documents: String, tokens: TokenRegistry, results: Aria2Results = Aria2Results()) {
+    init(
+        jobs: any JobService, documents: String, tokens: TokenRegistry, results: Aria2Results = Aria2Results(),
+        shutdown: RPCShutdown? = nil
+    ) {
         self.jobs = jobs
         self.documents = documents
         self.tokens = tokens
         self.results = results
+        self.shutdown = shutdown
         session = (0..<5).map { _ in String(format: "%08x", UInt32.random(in: .min ... .max)) }.joined()
     }
 
@@ -170,7 +176,14 @@ struct Aria2Methods: Sendable {
             ])
         case "aria2.getSessionInfo": return .object([("sessionId", .string(session))])
         case "aria2.saveSession": return .string("OK")
-        case "aria2.shutdown", "aria2.forceShutdown": throw Aria2Failure("shutdown through RPC is not enabled on this service")
+        case "aria2.shutdown", "aria2.forceShutdown":
+            // Both graceful: downloads are checkpointed, and the server drains after them,
+            // so this answer is sent.
+            guard let shutdown else {
+                throw Aria2Failure("shutdown through RPC is not enabled on this service (see --rpc-allow-shutdown)")
+            }
+            shutdown.request()
+            return .string("OK")
         default: throw Aria2Failure.methodNotFound
         }
     }

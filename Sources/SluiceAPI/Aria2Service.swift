@@ -6,11 +6,18 @@ public import JobService
 public struct Aria2Service: Sendable {
     let methods: Aria2Methods
     let allowedHosts: Set<String>?
+    let crossOrigin: CrossOriginPolicy
 
-    public init(jobs: any JobService, configuration: ServiceConfiguration, tokens: TokenRegistry) {
-        methods = Aria2Methods(jobs: jobs, documents: configuration.documentsDirectory, tokens: tokens)
+    /// - Parameter shutdown: what `aria2.shutdown` calls when `--rpc-allow-shutdown` lets it.
+    public init(
+        jobs: any JobService, configuration: ServiceConfiguration, tokens: TokenRegistry, shutdown: RPCShutdown = RPCShutdown()
+    ) {
+        methods = Aria2Methods(
+            jobs: jobs, documents: configuration.documentsDirectory, tokens: tokens,
+            shutdown: configuration.rpcAllowShutdown ? shutdown : nil)
         allowedHosts = configuration.hostCheck
+        crossOrigin = CrossOriginPolicy(configuration.allowedOrigins)
     }
 
-    var webSocket: JSONRPCWebSocket { JSONRPCWebSocket(methods: methods, allowedHosts: allowedHosts) }
+    var webSocket: JSONRPCWebSocket { JSONRPCWebSocket(methods: methods, allowedHosts: allowedHosts, crossOrigin: crossOrigin) }
 }

@@ -8,10 +8,12 @@ import SluiceHTTP
 ///   `Host: attacker.example`. When the `Host` must be checked, only loopback names and the
 ///   `--allowed-hosts` list are answered; anything else gets 421.
 /// - CSRF: a page of another site posting to the API. A state-changing request whose
-///   `Origin` is not this service's own origin gets 403.
+///   `Origin` is not this service's own origin gets 403; on `/jsonrpc`, an origin of the
+///   `--allowed-origins` list counts as its own.
 struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Nil when any `Host` is answered (a token is set, no list was given).
     let allowedHosts: Set<String>?
+    var crossOrigin = CrossOriginPolicy([])
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let host = request.head.authority  // HTTP/1 `Host`, or HTTP/2 `:authority`
@@ -19,7 +21,7 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
             throw SluiceError(.misdirectedRequest, refusal)
         }
         if stateChangingMethods.contains(request.method), let origin = request.headers[.origin],
-            !Self.isSameOrigin(origin, host: host)
+            !Self.isSameOrigin(origin, host: host), !(context.endpointPath == "/jsonrpc" && crossOrigin.allows(origin))
         {
             throw SluiceError(.crossOrigin, "a request from another site's page may not change anything here")
         }

@@ -101,7 +101,9 @@ public func buildRouter(
     router.add(middleware: RequestMetricsMiddleware(timers: RequestTimers(factory: metrics)))
     router.add(middleware: ErrorBodyMiddleware(logger: logger))
     router.add(middleware: SecurityHeadersMiddleware())
-    router.add(middleware: BrowserGuardMiddleware(allowedHosts: configuration.hostCheck))
+    router.add(
+        middleware: BrowserGuardMiddleware(
+            allowedHosts: configuration.hostCheck, crossOrigin: CrossOriginPolicy(configuration.allowedOrigins)))
     if tokens.isEnforced {
         router.add(middleware: BearerAuthMiddleware(tokens: tokens))
     }
@@ -125,8 +127,8 @@ public func buildRouter(
     QueueController(jobs: jobs).addRoutes(to: router)
     EventsController(jobs: jobs).addRoutes(to: router)
     TokensController(tokens: tokens).addRoutes(to: router)
-    JSONRPCController(methods: (aria2 ?? Aria2Service(jobs: jobs, configuration: configuration, tokens: tokens)).methods)
-        .addRoutes(to: router)
+    let aria2 = aria2 ?? Aria2Service(jobs: jobs, configuration: configuration, tokens: tokens)
+    JSONRPCController(methods: aria2.methods, crossOrigin: aria2.crossOrigin).addRoutes(to: router)
     MetricsController(registry: registry, factory: metrics, jobs: jobs).addRoutes(to: router)
     origin.addRoutes(to: router)
     if let publicDirectory = configuration.publicDirectory {

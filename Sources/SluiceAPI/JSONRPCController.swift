@@ -6,16 +6,28 @@ import SluiceCore
 
 /// `POST /jsonrpc`: aria2's JSON-RPC 2.0 (one call or a batch) on the same jobs as the REST
 /// API, for AriaNg, aria2p and the browser extensions. Any or no `Content-Type`, as aria2's
-/// clients send; the token travels in each call (`Aria2Methods`).
+/// clients send; the token travels in each call (`Aria2Methods`). `OPTIONS /jsonrpc` answers
+/// a browser's CORS preflight; a listed origin's page may read the answers.
 struct JSONRPCController {
     let methods: Aria2Methods
+    var crossOrigin = CrossOriginPolicy([])
 
     /// A batch of calls is bounded by its bytes.
     static let maximumBodySize = 1 << 20
 
     func addRoutes(to router: Router<SluiceRequestContext>) {
-        router.post("/jsonrpc") { request, _ in try await answer(request) }
-        router.allowOnly([.post], at: "/jsonrpc")
+        router.post("/jsonrpc") { request, _ in
+            var response = try await answer(request)
+            response.headers.append(contentsOf: crossOrigin.responseHeaders(origin: request.headers[.origin]))
+            return response
+        }
+        router.on("/jsonrpc", method: .options) { request, _ in
+            Response(
+                status: .noContent,
+                headers: crossOrigin.preflightHeaders(
+                    origin: request.headers[.origin], requestedHeaders: request.headers[.accessControlRequestHeaders]))
+        }
+        router.allowOnly([.post, .options], at: "/jsonrpc")
     }
 
     func answer(_ request: Request) async throws -> Response {

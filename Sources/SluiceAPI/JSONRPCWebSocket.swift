@@ -11,10 +11,12 @@ import SluiceCore
 /// AriaNg use it. Each text frame is a call or a batch, answered in a text frame; every job
 /// change aria2 tells about goes to every client as a notification (only GIDs: a client
 /// without the token learns no more than that something changed). The upgrade needs no
-/// header (browsers cannot send one); the host and cross-site checks of every route apply.
+/// header (browsers cannot send one); the host and cross-site checks of every route apply
+/// (an `--allowed-origins` page's included, as for `POST /jsonrpc`).
 struct JSONRPCWebSocket: Sendable {
     let methods: Aria2Methods
     let allowedHosts: Set<String>?
+    var crossOrigin = CrossOriginPolicy([])
 
     /// A frame, or a message of several, is bounded like a POST body.
     static let maximumMessageSize = 1 << 20
@@ -24,7 +26,8 @@ struct JSONRPCWebSocket: Sendable {
         guard BrowserGuardMiddleware<SluiceRequestContext>.misdirection(host: request.authority, allowedHosts: allowedHosts) == nil
         else { return .dontUpgrade }
         if let origin = request.headerFields[.origin],
-            !BrowserGuardMiddleware<SluiceRequestContext>.isSameOrigin(origin, host: request.authority)
+            !BrowserGuardMiddleware<SluiceRequestContext>.isSameOrigin(origin, host: request.authority),
+            !crossOrigin.allows(origin)
         {
             return .dontUpgrade
         }

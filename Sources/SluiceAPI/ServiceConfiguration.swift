@@ -23,6 +23,11 @@ public struct ServiceConfiguration: Sendable {
     public var allowPrivateNetworks: Bool?
     /// `Host` names answered besides loopback ones; nil: see `hostCheck`.
     public var allowedHosts: [String]?
+    /// Other sites' origins (`http://ariang.example:6880`) whose pages may call `/jsonrpc`
+    /// (`--allowed-origins`): CORS for them, and their `Origin` passes the cross-site check.
+    public var allowedOrigins: [String] = []
+    /// Whether `aria2.shutdown` and `aria2.forceShutdown` stop the service (`--rpc-allow-shutdown`).
+    public var rpcAllowShutdown = false
     /// Free space a download's reservation must leave (nil: the smaller of 512 MiB and 5 %
     /// of the file system).
     public var minFreeSpace: Int64?
@@ -126,6 +131,10 @@ public struct ServiceConfiguration: Sendable {
     /// names a literal address jobs may not reach (CONTRACT §6 applies to webhooks too).
     public func validate() throws {
         _ = try tokenDigest()
+        for origin in allowedOrigins where WebOrigin(origin) == nil {
+            throw SluiceError(
+                .invalidField, "--allowed-origins: \(origin) is not an origin such as http://ariang.example:6880 (http or https, no path)")
+        }
         if let webhookURL, let host = try? EndpointURL(webhookURL, schemes: EndpointURL.webhookSchemes, field: "webhook").host,
             let address = IPAddress(host: host), !targetPolicy.allows(address)
         {

@@ -25,10 +25,15 @@ public struct SluiceService: Sendable {
     public let routeTable: [String]
     let downloads: DownloadService
     let certificateReloader: CertificateReloader?
+    /// Ends when `aria2.shutdown` asks, and the group then shuts down gracefully.
+    let rpcShutdown: RPCShutdownService
 
     /// The services in the order a `ServiceGroup` must run them: a graceful shutdown stops
     /// them in reverse, so downloads are checkpointed before the server drains its connections.
-    public var services: [any Service] { [application, downloads] + (certificateReloader.map { [$0] } ?? []) }
+    public var services: [ServiceGroupConfiguration.ServiceConfiguration] {
+        let running: [any Service] = [application, downloads] + (certificateReloader.map { [$0] } ?? [])
+        return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
+    }
 
     /// Stops every download after its checkpoint and closes the HTTP client, for a service
     /// whose `services` never ran (routes driven in-process).
@@ -125,7 +130,8 @@ public func buildService(
         storeHealth: storeHealth, metrics: metrics, logger: logger
     )
     let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
-    let aria2 = Aria2Service(jobs: scheduler, configuration: configuration, tokens: tokens)
+    let shutdown = RPCShutdown()
+    let aria2 = Aria2Service(jobs: scheduler, configuration: configuration, tokens: tokens, shutdown: shutdown)
     let router = try buildRouter(
         configuration: configuration, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger,
         storeHealth: storeHealth, tokens: tokens, aria2: aria2
@@ -138,8 +144,23 @@ public func buildService(
     return SluiceService(
         application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
         downloads: DownloadService(scheduler: scheduler, webhooks: webhooks, client: client, storeHealth: storeHealth, logger: logger),
-        certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) }
+        certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },
+        rpcShutdown: RPCShutdownService(shutdown: shutdown, logger: logger)
     )
+}
+
+/// Returns when `aria2.shutdown` asks (`--rpc-allow-shutdown`), which shuts the group down
+/// gracefully as SIGTERM does; or at the group's own graceful shutdown.
+struct RPCShutdownService: Service {
+    let shutdown: RPCShutdown
+    let logger: Logger
+
+    func run() async {
+        for await _ in shutdown.requests.cancelOnGracefulShutdown() {
+            logger.notice("aria2.shutdown asked: shutting down")
+            return
+        }
+    }
 }
 
 /// Reads the service's TLS certificate and key again on each SIGHUP (a renewal).

@@ -53,6 +53,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Comma-separated Host names answered besides loopback ones (env SLUICE_ALLOWED_HOSTS).")
     var allowedHosts: String?
 
+    @Option(
+        help:
+            "Comma-separated origins of other sites whose pages may call /jsonrpc, such as http://ariang.example:6880 (env SLUICE_ALLOWED_ORIGINS)."
+    )
+    var allowedOrigins: String?
+
+    @Flag(help: "Let aria2.shutdown and aria2.forceShutdown stop the service gracefully (env SLUICE_RPC_ALLOW_SHUTDOWN=1).")
+    var rpcAllowShutdown = false
+
     @Option(help: "Open connections at most (env SLUICE_MAX_CONNECTIONS, default 4096).")
     var maxConnections: Int?
 
@@ -150,6 +159,16 @@ struct Serve: AsyncParsableCommand {
         configuration.allowedHosts = (allowedHosts ?? Environment.string("SLUICE_ALLOWED_HOSTS")).map { list in
             list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
+        configuration.allowedOrigins =
+            (allowedOrigins ?? Environment.string("SLUICE_ALLOWED_ORIGINS")).map { list in
+                list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            } ?? []
+        for origin in configuration.allowedOrigins where WebOrigin(origin) == nil {
+            throw ValidationError(
+                "--allowed-origins: \(origin) is not an origin such as http://ariang.example:6880 (http or https, host, optional port, no path)"
+            )
+        }
+        configuration.rpcAllowShutdown = rpcAllowShutdown || Environment.flag("SLUICE_RPC_ALLOW_SHUTDOWN")
         configuration.maxConnections = try integer(maxConnections, "SLUICE_MAX_CONNECTIONS", default: 4096)
         configuration.minFreeSpace = try (minFreeSpace ?? Environment.string("SLUICE_MIN_FREE_SPACE")).map { text in
             guard let bytes = ByteSize.parse(text, limit: .max) else {

@@ -75,11 +75,19 @@ import Testing
     }
 
     @Test(arguments: [
-        "/tmp", "/srv/sluice/documents/../cache", "/srv/sluice/documents/sub", "/srv/sluice", "srv/sluice/documents",
-        "/srv/sluice/documents/.", "~/.ssh",
+        "/tmp", "/srv/sluice/documents/../cache", "/srv/sluice/documents/sub/../../x", "/srv/sluice", "srv/sluice/documents",
+        "/srv/sluice/documents/.", "~/.ssh", "/srv/sluice/documentsX", "sub", "/srv/sluice/documents/a\u{202E}b",
     ])
-    func aDirOtherThanTheDocumentsIsRefused(_ dir: String) {
+    func aDirOutsideTheDocumentsIsRefused(_ dir: String) {
         #expect(throws: Aria2Failure.self) { try options([("dir", .string(dir))]) }
+    }
+
+    @Test func aDirUnderTheDocumentsIsItsSubDirectory() throws {
+        #expect(try options([("dir", .string(documents + "/music"))]).directory == "music")
+        #expect(try options([("dir", .string(documents + "//a/b/"))]).directory == "a/b")
+        let itself = try options([("dir", .string(documents))])
+        #expect(itself.directory == nil && itself.namesDirectory)
+        #expect(try options([]).namesDirectory == false)
     }
 
     @Test(arguments: ["../x", "a/b", "/etc/passwd", ".", "..", "", "a\\b"])
@@ -153,6 +161,21 @@ import Testing
         job.bytesDone = 1 << 20
         job.filename = "a.iso"
         return job
+    }
+
+    @Test func aJobInASubDirectoryShowsItAsItsDir() {
+        var job = job(.running)
+        job.directory = "music/live"
+        let shown = Aria2Download(job: job).status(documents: "/d")
+        #expect(shown["dir"] == .string("/d/music/live"))
+        func path(_ files: JSONValue?) -> JSONValue? {
+            guard case .array(let list)? = files else { return nil }
+            return list.first?["path"]
+        }
+        #expect(path(shown["files"]) == .string("/d/music/live/a.iso"))
+        job.state = .completed
+        job.path = "music/live/a (1).iso"
+        #expect(path(Aria2Download(job: job).files(documents: "/d")) == .string("/d/music/live/a (1).iso"))
     }
 
     @Test func everyFieldIsAStringAndTheURLKeepsNoPassword() throws {

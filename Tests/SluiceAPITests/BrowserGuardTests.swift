@@ -7,6 +7,18 @@ import NIOHTTP1
 
 /// CONTRACT §6, browsers: DNS rebinding (421), CSRF (403), and what a downloaded page may do.
 @Suite struct BrowserGuardTests {
+    /// `--allowed-origins`' values and `Origin` headers: scheme, host and port, nothing more.
+    @Test func originsAreSchemeHostAndPortOnly() {
+        #expect(WebOrigin("HTTP://AriaNg.example:80") == WebOrigin("http://ariang.example"))
+        #expect(WebOrigin("https://[::1]:8443")?.description == "https://[::1]:8443")
+        for bad in [
+            "ariang.example", "ftp://a.example", "http://a.example/", "http://a.example/x", "http://u@a.example",
+            "http://a.example:99999", "http://", "http://a.example?x", "null",
+        ] {
+            #expect(WebOrigin(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func withoutATokenOnlyLoopbackHostsAreAnswered() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let port = service.port

@@ -1,5 +1,6 @@
 import Aria2RPC
 import Foundation
+import NIOHTTP1
 import SluiceCore
 import SluiceTestSupport
 import Testing
@@ -124,18 +125,86 @@ import Testing
         }
     }
 
+    @Test func aDirUnderTheDocumentsGetsTheFileAndRESTsPathShowsIt() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            let documents = service.data + "/documents"
+            let gid = try #require(
+                try await rpc.result(
+                    "aria2.addUri", [[service.testdata("/testdata/64K")], ["dir": documents + "/music/live", "out": "a.bin"]])
+                    as? String)
+            let job = try await service.waitFor(try Self.jobID(gid)) { $0["state"] as? String == "completed" }
+            #expect(job["path"] as? String == "music/live/a.bin")
+            #expect(FileManager.default.fileExists(atPath: documents + "/music/live/a.bin"))
+            let status = try #require(try await rpc.result("aria2.tellStatus", [gid, ["dir", "files"]]) as? [String: Any])
+            #expect(status["dir"] as? String == documents + "/music/live")
+            #expect((status["files"] as? [[String: Any]])?.first?["path"] as? String == documents + "/music/live/a.bin")
+            #expect((try await rpc.result("aria2.getOption", [gid]) as? [String: Any])?["dir"] as? String == documents + "/music/live")
+            // Served where it landed; a second one takes the next free name there.
+            #expect(try await service.request(.GET, "/files/music/live/a.bin").body.count == 64 << 10)
+            let again = try #require(
+                try await rpc.result(
+                    "aria2.addUri", [[service.testdata("/testdata/1K")], ["dir": documents + "/music/live/", "out": "a.bin"]])
+                    as? String)
+            let second = try await service.waitFor(try Self.jobID(again)) { $0["state"] as? String == "completed" }
+            #expect(second["path"] as? String == "music/live/a (1).bin")
+            // The directory is the job's: another one is refused, its own is fine.
+            #expect(try await rpc.error("aria2.changeOption", [again, ["dir": documents]]).code == 1)
+            #expect(try await rpc.result("aria2.changeOption", [again, ["dir": documents + "/music/live"]]) as? String == "OK")
+            // Deleting the job with its file finds it in its directory.
+            #expect(try await service.request(.DELETE, "/jobs/\(try Self.jobID(again))?deleteFile=true").status == 204)
+            #expect(!FileManager.default.fileExists(atPath: documents + "/music/live/a (1).bin"))
+        }
+    }
+
+    /// A symlink that appears after the job was added is found when the file is placed.
+    @Test func aDirThatLeadsOutByPlacementTimeFailsTheJob() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            let documents = service.data + "/documents"
+            let gid = try #require(
+                try await rpc.result(
+                    "aria2.addUri", [[service.testdata("/testdata/1K")], ["dir": documents + "/later/x", "pause": "true"]])
+                    as? String)
+            let outside = service.data + "/outside"
+            try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: documents + "/later", withDestinationPath: outside)
+            #expect(try await rpc.result("aria2.unpause", [gid]) as? String == gid)
+            let job = try await service.waitFor(try Self.jobID(gid)) { ["completed", "failed"].contains($0["state"] as? String) }
+            #expect(job["state"] as? String == "failed")
+            let message = (job["error"] as? [String: Any])?["message"] as? String
+            #expect(message == "documents/later leads out of the documents directory")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
+        }
+    }
+
     @Test func aDirOrOutOutsideTheDocumentsIsRefusedAndMakesNoJob() async throws {
         try await ServiceHarness.with { service in
             let rpc = RPC(service: service, secret: nil)
             let url = service.testdata("/testdata/1K")
+            let documents = service.data + "/documents"
+            // A symlink in the documents to a directory outside them, and one to a file.
+            let outside = service.data + "/outside"
+            try FileManager.default.createDirectory(atPath: outside + "/x", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: documents + "/out", withDestinationPath: outside)
+            try Data().write(to: URL(fileURLWithPath: documents + "/plain"))
             for options: [String: Any] in [
-                ["dir": "/tmp"], ["dir": service.data + "/documents/../cache"], ["out": "../escape"], ["out": "/etc/passwd"],
-                ["dir": service.data + "/documents", "out": "a/b"],
+                ["dir": "/tmp"], ["dir": documents + "/../cache"], ["dir": documents + "/sub/../../cache"], ["dir": "sub"],
+                ["dir": "documents/sub"], ["dir": documents + "/./sub"], ["dir": documents + "X/sub"],
+                ["dir": documents + "/out"], ["dir": documents + "/out/x"], ["dir": documents + "/out/new"],
+                ["dir": documents + "/plain/sub"], ["out": "../escape"], ["out": "/etc/passwd"],
+                ["dir": documents, "out": "a/b"], ["dir": documents + "/sub", "out": ".."],
             ] {
                 let refused = try await rpc.error("aria2.addUri", [[url], options])
                 #expect(refused.status == 400 && refused.code == 1, "\(options)")
+                // Messages name the documents directory (`getGlobalOption`'s `dir`) and paths
+                // within it, never the service's other directories.
+                let shown = refused.message?.replacingOccurrences(of: documents, with: "DOCUMENTS")
+                #expect(shown?.contains(service.data) == false, "\(refused.message ?? "")")
             }
             #expect((try await service.request(.GET, "/jobs").json()["jobs"] as? [Any])?.isEmpty == true)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["x"])
+            #expect(!FileManager.default.fileExists(atPath: documents + "/sub"))
             // The directory it was told, sent back as AriaNg does, is fine.
             let options = try #require(try await rpc.result("aria2.getGlobalOption") as? [String: Any])
             #expect(try await rpc.result("aria2.addUri", [[url], ["dir": options["dir"]!, "pause": "true"]]) is String)
@@ -169,6 +238,74 @@ import Testing
                 headers: ["Origin": "http://evil.example"])
             #expect(crossSite.status == 403)
             #expect((try await service.request(.GET, "/jobs").json()["jobs"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test func anAllowedOriginsPageMayCallItWithCORSAndNoOtherSiteMay() async throws {
+        let ariang = "http://ariang.example:6880"
+        try await ServiceHarness.with(configure: { $0.allowedOrigins = [ariang, "https://other.example"] }) { service in
+            let preflight = try await service.request(
+                .OPTIONS, "/jsonrpc",
+                headers: [
+                    "Origin": ariang, "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "Content-Type, Authorization, X-Requested-With",
+                ])
+            #expect(preflight.status == 204)
+            #expect(preflight.headers.first(name: "Access-Control-Allow-Origin") == ariang)
+            #expect(preflight.headers.first(name: "Access-Control-Allow-Methods") == "POST, OPTIONS")
+            // Authorization is not echoed: the token travels in the call.
+            #expect(preflight.headers.first(name: "Access-Control-Allow-Headers") == "content-type, x-requested-with")
+            #expect(preflight.headers.first(name: "Access-Control-Max-Age") == "600")
+            #expect(preflight.headers.first(name: "Vary") == "Origin")
+            let add = #"{"jsonrpc":"2.0","id":1,"method":"aria2.addUri","params":[["http://127.0.0.1:1/x"],{"pause":"true"}]}"#
+            let call = try await service.request(.POST, "/jsonrpc", json: add, headers: ["Origin": ariang])
+            #expect(call.status == 200)
+            #expect(call.headers.first(name: "Access-Control-Allow-Origin") == ariang)
+            // Another site, or the same host on another port: 403, no CORS, no job.
+            for origin in ["http://evil.example", "http://ariang.example", "https://ariang.example:6880"] {
+                let refused = try await service.request(.POST, "/jsonrpc", json: add, headers: ["Origin": origin])
+                #expect(refused.status == 403, "\(origin)")
+                #expect(refused.headers["Access-Control-Allow-Origin"].isEmpty, "\(origin)")
+                let asked = try await service.request(.OPTIONS, "/jsonrpc", headers: ["Origin": origin])
+                #expect(asked.status == 204 && asked.headers["Access-Control-Allow-Origin"].isEmpty, "\(origin)")
+                await #expect(throws: RawHTTPClient.Failure.self, "\(origin)") {
+                    _ = try await RawWebSocket.open(port: service.port, path: "/jsonrpc", headers: ["Origin": origin])
+                }
+            }
+            #expect((try await service.request(.GET, "/jobs").json()["jobs"] as? [Any])?.count == 1)
+            // The list is for /jsonrpc alone: REST stays same-site only.
+            #expect(
+                try await service.request(.POST, "/jobs", json: #"{"url":"http://127.0.0.1:1/y"}"#, headers: ["Origin": ariang]).status
+                    == 403)
+            // The WebSocket opens for the listed page, default port spelled or not.
+            let socket = try await RawWebSocket.open(port: service.port, path: "/jsonrpc", headers: ["Origin": "HTTPS://other.example:443"])
+            try await socket.send(text: #"{"jsonrpc":"2.0","id":"v","method":"aria2.getVersion"}"#)
+            #expect(try await socket.nextText()?.contains("1.37.0") == true)
+        }
+    }
+
+    @Test func shutdownIsRefusedWithoutRPCAllowShutdown() async throws {
+        try await ServiceHarness.with { service in
+            let rpc = RPC(service: service, secret: nil)
+            for method in ["aria2.shutdown", "aria2.forceShutdown"] {
+                let refused = try await rpc.error(method)
+                #expect(refused.code == 1 && refused.message?.contains("--rpc-allow-shutdown") == true)
+            }
+            #expect(try await service.request(.GET, "/healthz").status == 200)
+        }
+    }
+
+    @Test(arguments: ["aria2.shutdown", "aria2.forceShutdown"])
+    func withRPCAllowShutdownItAnswersOKAndTheServiceStops(_ method: String) async throws {
+        try await ServiceHarness.with(token: "s3cret", configure: { $0.rpcAllowShutdown = true }) {
+            (service: ServiceHarness) async throws in
+            // Still the token's to ask.
+            #expect(try await RPC(service: service, secret: nil).error(method).message == "Unauthorized")
+            #expect(try await service.request(.GET, "/healthz").status == 200)
+            #expect(try await RPC(service: service, secret: "s3cret").result(method) as? String == "OK")
+            // The group shuts down gracefully, as on SIGTERM: the server stops answering.
+            let stopped = await waitUntil(.seconds(20)) { (try? await service.request(.GET, "/healthz")) == nil }
+            #expect(stopped)
         }
     }
 

@@ -105,6 +105,8 @@ import Testing
         for environment in [
             ["SLUICE_PORT": "eighty"], ["SLUICE_MAX_ACTIVE": "0"], ["SLUICE_MAX_ACTIVE": "65"], ["SLUICE_LIMIT_RATE": "fast"],
             ["SLUICE_ALLOW_PRIVATE_NETWORKS": "maybe"], ["SLUICE_MAX_CONNECTIONS": "1"], ["SLUICE_MIN_FREE_SPACE": "lots"],
+            ["SLUICE_ALLOWED_ORIGINS": "ariang.example"], ["SLUICE_ALLOWED_ORIGINS": "http://ok.example,http://a.example/path"],
+            ["SLUICE_ALLOWED_ORIGINS": "ftp://a.example"],
         ] {
             let run = try ChildProcess(arguments: ["serve", "--data", NSTemporaryDirectory() + "unused"], environment: environment)
             let (status, _, stderr) = try await run.finish(timeout: .seconds(10))

@@ -18,6 +18,9 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     /// Skip the verification of the remote's TLS certificate; only where the service allows
     /// it (`--allow-insecure-tls`).
     public var insecure: Bool
+    /// The sub-directory of `documents/` the file goes into, relative (`music/live`); nil
+    /// for `documents/` itself. Not a field of `POST /jobs`: aria2's `dir` sets it.
+    public var directory: String?
 
     /// Headers the engine sets itself; a job may not override them.
     static let reservedHeaders: Set<String> = [
@@ -63,7 +66,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     public init(
         url: String, filename: String? = nil, connections: Int = 4, sha256: String? = nil,
         headers: [String: String] = [:], priority: Int = 0, paused: Bool = false, after: [String] = [],
-        limitRate: Int64? = nil, notify: String? = nil, proxy: String? = nil, insecure: Bool = false
+        limitRate: Int64? = nil, notify: String? = nil, proxy: String? = nil, insecure: Bool = false,
+        directory: String? = nil
     ) throws {
         self.url = url
         self.filename = filename
@@ -77,12 +81,14 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         self.notify = notify
         self.proxy = proxy
         self.insecure = insecure
+        self.directory = directory
         try validate()
     }
 
     private func validate() throws {
         try Self.validateURL(url)
         if let filename { try Self.validateFilename(filename) }
+        if let directory { try Self.validateDirectory(directory) }
         try Self.validateConnections(connections)
         if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
             throw SluiceError(.invalidField, "sha256 must be 64 hexadecimal digits", field: "sha256")
@@ -102,6 +108,17 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
                 "filename must be a plain file name of at most 255 bytes, without /, \\, control or invisible format characters, . or ..",
                 field: "filename"
             )
+        }
+    }
+
+    /// A relative sub-directory: plain names (as a filename's) joined by single `/`s, so
+    /// that no `..`, absolute or empty component can lead out of the documents directory.
+    public static func validateDirectory(_ directory: String) throws {
+        let components = directory.split(separator: "/", omittingEmptySubsequences: false)
+        guard !components.isEmpty, components.count <= 32, components.allSatisfy({ FileNameSanitizer.isValid(String($0)) }) else {
+            throw SluiceError(
+                .invalidFilename, "directory must be a relative path of plain names, without . or .. or empty parts",
+                field: "directory")
         }
     }
 

@@ -89,6 +89,12 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         get { extras.headers }
         set { setExtra(\.headers, newValue) }
     }
+    /// The sub-directory of `documents/` the file goes into (aria2's `dir`), as relative
+    /// plain names joined with `/`; nil for `documents/` itself. `path` shows it once placed.
+    public var directory: String? {
+        get { extras.directory }
+        set { setExtra(\.directory, newValue) }
+    }
 
     /// Sets one of the extra fields, copying them first unless this job alone holds them; a
     /// value the job already has changes nothing (and copies nothing).
@@ -116,6 +122,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         var requestedFilename: String?
         var expectedSHA256: String?
         var headers: [String: String] = [:]
+        var directory: String?
 
         func copy() -> Extras {
             let copy = Extras()
@@ -132,6 +139,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             copy.requestedFilename = requestedFilename
             copy.expectedSHA256 = expectedSHA256
             copy.headers = headers
+            copy.directory = directory
             return copy
         }
 
@@ -141,7 +149,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
                     && lhs.after == rhs.after && lhs.waitingFor == rhs.waitingFor && lhs.limitRate == rhs.limitRate
                     && lhs.notify == rhs.notify && lhs.proxy == rhs.proxy && lhs.node == rhs.node
                     && lhs.requestedFilename == rhs.requestedFilename && lhs.expectedSHA256 == rhs.expectedSHA256
-                    && lhs.headers == rhs.headers)
+                    && lhs.headers == rhs.headers && lhs.directory == rhs.directory)
         }
     }
 
