@@ -34,14 +34,40 @@ public func buildApplication(
     let health = { @Sendable () -> [any RemovableChannelHandler] in
         storeHealth.map { [HealthFastPathHandler(health: $0, admits: admission.admitsWithoutToken)] } ?? []
     }
+    let webSocket = aria2?.webSocket
+    let headTimeout = TimeAmount(configuration.requestHeadTimeout)
+    // HTTP/1.1 that also upgrades `/jsonrpc` to aria2's WebSocket. The upgrade parses the
+    // first head before `deadlines()` is in place: that head is timed in bytes, at the front
+    // of what the channel sets up.
+    let upgrading = {
+        @Sendable (http1: HTTP1Channel.Configuration, responder: @escaping HTTPChannelHandler.Responder, socket: JSONRPCWebSocket) in
+        FirstHeadDeadlineChannel(
+            inner: HTTP1WebSocketUpgradeChannel(
+                responder: responder,
+                configuration: .init(http1: http1, ws: .init(maxFrameSize: JSONRPCWebSocket.maximumMessageSize)),
+                shouldUpgrade: { request, _, _ in socket.shouldUpgrade(request) }
+            ),
+            headTimeout: headTimeout
+        )
+    }
     let server: HTTPServerBuilder
     if let certificate {
-        server = HTTPServerBuilder { responder in
-            TLSHTTPChannel(
-                certificate: certificate, handshakeTimeout: .init(configuration.requestHeadTimeout),
-                http1: .init(additionalChannelHandlers: [deadlines()] + health()),
-                http2: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(additionalChannelHandlers: health())),
-                responder: responder
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [deadlines()] + health())
+        let http2 = HTTP2Channel.Configuration(
+            idleTimeout: configuration.idleTimeout, streamConfiguration: .init(additionalChannelHandlers: health())
+        )
+        // `wss://…/jsonrpc` over HTTP/1.1; HTTP/2 has no upgrade (a WebSocket client asks
+        // for `http/1.1` by ALPN, or for nothing).
+        server = HTTPServerBuilder { responder -> any ServerChildChannel in
+            let h2 = HTTP2Channel(responder: responder, configuration: http2)
+            if let webSocket {
+                return TLSHTTPChannel(
+                    certificate: certificate, handshakeTimeout: headTimeout, http1: upgrading(http1, responder, webSocket), http2: h2
+                )
+            }
+            return TLSHTTPChannel(
+                certificate: certificate, handshakeTimeout: headTimeout, http1: HTTP1Channel(responder: responder, configuration: http1),
+                http2: h2
             )
         }
     } else {
@@ -53,20 +79,8 @@ public func buildApplication(
                 )
             ]
         )
-        if let socket = aria2?.webSocket {
-            // `ws://…/jsonrpc`, aria2's WebSocket; over TLS, `POST /jsonrpc` only for now.
-            // The upgrade parses the first head before `deadlines()` is in place: that head
-            // is timed in bytes, at the front of the pipeline.
-            server = HTTPServerBuilder { responder in
-                FirstHeadDeadlineChannel(
-                    inner: HTTP1WebSocketUpgradeChannel(
-                        responder: responder,
-                        configuration: .init(http1: http1, ws: .init(maxFrameSize: JSONRPCWebSocket.maximumMessageSize)),
-                        shouldUpgrade: { request, _, _ in socket.shouldUpgrade(request) }
-                    ),
-                    headTimeout: .init(configuration.requestHeadTimeout)
-                )
-            }
+        if let webSocket {
+            server = HTTPServerBuilder { responder in upgrading(http1, responder, webSocket) }
         } else {
             server = .http1(configuration: http1)
         }

@@ -12,27 +12,18 @@ import NIOTLS
 /// accept, so a SIGHUP renewal reaches new connections without a restart. A handshake that
 /// has not finished within `handshakeTimeout` is closed (a slot held by a client that never
 /// speaks TLS). A plain-http request to this port fails the handshake and is not answered.
-struct TLSHTTPChannel: HTTPChannelHandler {
+/// `HTTP1` is the HTTP/1.1 channel after the handshake: Hummingbird's, or one that also
+/// upgrades `/jsonrpc` to aria2's WebSocket (`wss://`).
+struct TLSHTTPChannel<HTTP1: ServerChildChannel>: ServerChildChannel {
     struct Value: ServerChildChannelValue {
-        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>>
+        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<HTTP1.Value, HTTP2Channel.Value>>
         let channel: any Channel
     }
 
     let certificate: ServerCertificate
     let handshakeTimeout: TimeAmount
-    let http1: HTTP1Channel
+    let http1: HTTP1
     let http2: HTTP2Channel
-    var responder: Responder { http1.responder }
-
-    init(
-        certificate: ServerCertificate, handshakeTimeout: TimeAmount, http1: HTTP1Channel.Configuration,
-        http2: HTTP2Channel.Configuration, responder: @escaping Responder
-    ) {
-        self.certificate = certificate
-        self.handshakeTimeout = handshakeTimeout
-        self.http1 = HTTP1Channel(responder: responder, configuration: http1)
-        self.http2 = HTTP2Channel(responder: responder, configuration: http2)
-    }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -40,7 +31,7 @@ struct TLSHTTPChannel: HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(quiesce)
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: certificate.current))
             let negotiation = NIOTypedApplicationProtocolNegotiationHandler<
-                NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>
+                NIONegotiatedHTTPVersion<HTTP1.Value, HTTP2Channel.Value>
             > { result in
                 switch result {
                 case .negotiated("h2"):

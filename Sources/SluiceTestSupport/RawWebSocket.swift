@@ -17,9 +17,19 @@ public final class RawWebSocket: @unchecked Sendable {
 
     /// Connects to 127.0.0.1:`port` and upgrades `path`; throws unless the answer is 101.
     public static func open(port: Int, path: String, headers: [String: String] = [:]) async throws -> RawWebSocket {
+        let descriptor = try await onThread { try connectLoopback(port: port) }
+        return try await open(descriptor: descriptor, host: "127.0.0.1:\(port)", path: path, headers: headers)
+    }
+
+    /// Upgrades `path` over a connected stream `descriptor` (taken over: closed with the
+    /// socket), such as one end of a socket pair whose other end is `openssl s_client`'s
+    /// standard input and output: a WebSocket over TLS without a TLS library here.
+    public static func open(descriptor: Int32, host: String, path: String, headers: [String: String] = [:]) async throws
+        -> RawWebSocket
+    {
         try await onThread {
-            let socket = RawWebSocket(descriptor: try connectLoopback(port: port))
-            var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            let socket = RawWebSocket(descriptor: descriptor)
+            var request = "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             request += "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
             for (name, value) in headers { request += "\(name): \(value)\r\n" }
             try socket.send(Array((request + "\r\n").utf8))

@@ -1,4 +1,7 @@
 import Aria2RPC
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import SluiceCore
 import SluiceTestSupport
@@ -48,6 +51,40 @@ import Testing
             try await socket.send(text: #"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion"}"#)
             let answer = try #require(Self.object(try await socket.nextText(timeout: 5)), "the socket was closed")
             #expect(answer["id"] as? Int == 1)
+        }
+    }
+
+    /// `wss://`: with `--tls-cert`, the upgrade and the calls over TLS (openssl's client as
+    /// the TLS end, checking the certificate against the test CA).
+    @Test func overTLSTheSamePathUpgrades() async throws {
+        try await withTemporaryDirectory { directory in
+            let ca = try TestCertificateAuthority(directory: directory.path)
+            let leaf = try ca.issue("leaf")
+            try await ServiceHarness.with(configure: {
+                $0.tlsCertificate = leaf.certificateFile
+                $0.tlsKey = leaf.keyFile
+            }) { service in
+                var ends: [Int32] = [0, 0]
+                #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+                let tls = try Spawned(
+                    "/usr/bin/openssl",
+                    [
+                        "s_client", "-quiet", "-connect", "127.0.0.1:\(service.port)", "-servername", "localhost", "-CAfile",
+                        ca.certificateFile, "-verify_return_error", "-alpn", "http/1.1",
+                    ],
+                    stdin: .descriptor(ends[1]), stdout: .descriptor(ends[1])
+                )
+                close(ends[1])
+                defer {
+                    kill(tls.pid, SIGTERM)
+                    tls.waitUntilExit()
+                }
+                let socket = try await RawWebSocket.open(descriptor: ends[0], host: "localhost:\(service.port)", path: "/jsonrpc")
+                try await socket.send(text: #"{"jsonrpc":"2.0","id":"tls","method":"aria2.getVersion"}"#)
+                let answer = try #require(Self.object(try await socket.nextText(timeout: 10)))
+                #expect(answer["id"] as? String == "tls")
+                #expect((answer["result"] as? [String: Any])?["version"] != nil)
+            }
         }
     }
 
