@@ -264,6 +264,7 @@ let package = Package(
             dependencies: [
                 "SluiceTestSupport", "SluiceCore", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: testSettings
         ),

@@ -12,6 +12,8 @@ public final class RequestRecorder: Sendable {
         public var ifRange: String?
         public var status: Int
         public var bodyBytes: Int64
+        /// Every header of the request, as it arrived.
+        public var headers: HTTPFields = [:]
     }
 
     private let entries = Mutex<[Entry]>([])
@@ -79,14 +81,14 @@ extension RequestRecorder {
                 _ = self.begin(
                     .init(
                         path: request.uri.description, range: request.headers[.range], ifRange: request.headers[.ifRange], status: status,
-                        bodyBytes: 0)
+                        bodyBytes: 0, headers: request.headers)
                 )
                 throw error
             }
             let index = self.begin(
                 .init(
                     path: request.uri.description, range: request.headers[.range], ifRange: request.headers[.ifRange],
-                    status: Int(response.status.code), bodyBytes: 0
+                    status: Int(response.status.code), bodyBytes: 0, headers: request.headers
                 )
             )
             var recorded = response

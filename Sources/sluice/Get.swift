@@ -60,6 +60,18 @@ struct Get: AsyncParsableCommand {
     @Option(help: ArgumentHelp("http://[user:pass@]host:port or socks5://host:port; else the *_proxy variables.", valueName: "url"))
     var proxy: String?
 
+    @Option(
+        name: [.customShort("H"), .customLong("header")],
+        help: ArgumentHelp("A request header, 'Name: value'; repeatable (curl's -H). Sent to the URL's origin only.", valueName: "header")
+    )
+    var header: [String] = []
+
+    @Option(name: [.customShort("A"), .customLong("user-agent")], help: "The User-Agent to send (curl's -A); a -H User-Agent wins.")
+    var userAgent: String?
+
+    @Option(help: ArgumentHelp("At most this many bytes per second, K/M/G suffixes allowed (curl's --limit-rate).", valueName: "rate"))
+    var limitRate: String?
+
     func validate() throws {
         guard (1...16).contains(connections) else { throw ValidationError("-x must be between 1 and 16") }
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
@@ -71,6 +83,37 @@ struct Get: AsyncParsableCommand {
             throw ValidationError("--sha256 must be 64 hexadecimal digits")
         }
         _ = try settings()
+        _ = try requestHeaders()
+        _ = try rate()
+    }
+
+    /// `-A` then each `-H`, as the job's headers are checked (reserved names, sizes).
+    func requestHeaders() throws -> [String: String] {
+        var headers: [String: String] = [:]
+        if let userAgent { headers["User-Agent"] = userAgent }
+        for line in header {
+            guard let colon = line.firstIndex(of: ":") else { throw ValidationError("-H takes 'Name: value', not \(line)") }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            // One spelling per name: a later -H replaces an earlier one and -A.
+            headers = headers.filter { $0.key.lowercased() != name.lowercased() }
+            headers[name] = value
+        }
+        do {
+            try CreateJobRequest.validateHeaders(headers)
+        } catch let error as SluiceError {
+            throw ValidationError(error.message.replacingOccurrences(of: "header ", with: "-H "))
+        }
+        return headers
+    }
+
+    /// `--limit-rate` in bytes per second; nil for none.
+    func rate() throws -> Int64? {
+        guard let limitRate else { return nil }
+        guard let bytes = ByteSize.parse(limitRate, limit: RateLimit.maximum), bytes > 0 else {
+            throw ValidationError("--limit-rate must be a positive byte count (like 500K or 2M), not \(limitRate)")
+        }
+        return bytes
     }
 
     /// The proxies and the TLS trust this download uses; a bad value is a usage error.
@@ -116,6 +159,8 @@ struct Get: AsyncParsableCommand {
                 )
                 options.continuePartial = continueDownload
                 options.insecure = insecure
+                options.headers = (try? requestHeaders()) ?? [:]
+                options.rateLimiter = (try? rate())?.map { RateLimiter(bytesPerSecond: $0) }
                 return options
             }(),
             client: client, checkpoints: checkpoints, logger: logger

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Crypto
 import Foundation
+import HTTPTypes
 import SluiceCore
 import SluiceTestSupport
 import Testing
@@ -28,6 +29,40 @@ import Testing
                 #expect(stderr.contains("saved \(file)"))
                 #expect(!FileManager.default.fileExists(atPath: file + ".sluice"))
             }
+        }
+    }
+
+    /// curl's names: `-H` (repeatable), `-A`, `--limit-rate`.
+    @Test func sendsHeadersAndUserAgentAndKeepsToTheRate() async throws {
+        let recorder = RequestRecorder()
+        try await withTemporaryDirectory { directory in
+            try await withOrigin(root: directory.path, recorder: recorder) { port in
+                let file = directory.path + "/rated.bin"
+                let started = ContinuousClock.now
+                let run = try ChildProcess(arguments: [
+                    "get", "http://127.0.0.1:\(port)/testdata/256K", "-o", file, "-x2", "-H", "Cookie: session=abc",
+                    "-H", "X-Api-Key:  k1 ", "-A", "Mozilla/5.0 (test)", "--limit-rate", "64K",
+                ])
+                let (status, _, stderr) = try await run.finish()
+                let elapsed = ContinuousClock.now - started
+                #expect(status == 0, "\(stderr)")
+                #expect(try Self.sha256(file) == Self.expected(size: 256 << 10))
+                let requests = recorder.all.filter { $0.path.hasPrefix("/testdata/") }
+                #expect(!requests.isEmpty)
+                for request in requests {
+                    #expect(request.headers[HTTPField.Name("Cookie")!] == "session=abc")
+                    #expect(request.headers[HTTPField.Name("X-Api-Key")!] == "k1")
+                    #expect(request.headers[.userAgent] == "Mozilla/5.0 (test)")
+                }
+                // 256 KiB at 64 KiB/s is 4 s; a first burst may come at once.
+                #expect(elapsed >= .seconds(2), "took \(elapsed)")
+            }
+        }
+        // A -H that is not `Name: value`, a header Sluice sets itself, a rate of nothing.
+        for arguments in [["-H", "NoColon"], ["-H", "Host: elsewhere"], ["--limit-rate", "0"], ["--limit-rate", "fast"]] {
+            let run = try ChildProcess(arguments: ["get", "http://127.0.0.1:1/x"] + arguments)
+            let (status, _, stderr) = try await run.finish()
+            #expect(status == 64, "\(arguments): \(stderr)")
         }
     }
 
