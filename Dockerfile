@@ -12,6 +12,9 @@ WORKDIR /src
 COPY Package.swift ./
 RUN swift package resolve
 COPY Sources ./Sources
+COPY Plugins ./Plugins
+# Compiled into the binary (the dashboard and openapi.yaml): the image needs no copy of it.
+COPY public ./public
 # The same command scripts/check-container.sh runs outside Docker.
 RUN swift build -c release --static-swift-stdlib --product sluice \
     && install -D "$(swift build -c release --show-bin-path)/sluice" /out/sluice
@@ -27,11 +30,9 @@ RUN apt-get update \
     && mkdir -p /data \
     && chown sluice:sluice /data
 COPY --from=build /out/sluice /usr/local/bin/sluice
-COPY public /usr/local/share/sluice/public
 ENV SLUICE_HOST=0.0.0.0 \
     SLUICE_PORT=8080 \
-    SLUICE_DATA=/data \
-    SLUICE_PUBLIC=/usr/local/share/sluice/public
+    SLUICE_DATA=/data
 VOLUME ["/data"]
 EXPOSE 8080
 USER 10001:10001

@@ -142,6 +142,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `public/` compiled in: a tool that writes it as a Swift source, the build step that
+        // runs it, and the module that holds the result.
+        .executableTarget(name: "EmbedPublic", swiftSettings: swiftSettings),
+        .plugin(name: "EmbedPublicPlugin", capability: .buildTool(), dependencies: ["EmbedPublic"]),
+        .target(name: "PublicFiles", swiftSettings: swiftSettings, plugins: ["EmbedPublicPlugin"]),
         // aria2's JSON-RPC as values: GIDs, options, download shapes, calls and answers.
         .target(name: "Aria2RPC", dependencies: ["SluiceCore"], swiftSettings: swiftSettings),
         // The HTTP API over any `JobService`: routes, middleware, the server's pipeline.
@@ -151,6 +156,7 @@ let package = Package(
             dependencies: [
                 "SluiceCore",
                 "Aria2RPC",
+                "PublicFiles",
                 "SluiceHTTP",
                 "JobService",
                 "RangeOrigin",

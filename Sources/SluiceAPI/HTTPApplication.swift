@@ -4,6 +4,7 @@ import HummingbirdCore
 import HummingbirdHTTP2
 import HummingbirdWebSocket
 import NIOCore
+import PublicFiles
 public import JobService
 public import Logging
 public import Prometheus
@@ -145,18 +146,28 @@ public func buildRouter(
     JSONRPCController(methods: aria2.methods, crossOrigin: aria2.crossOrigin).addRoutes(to: router)
     MetricsController(registry: registry, factory: metrics, jobs: jobs).addRoutes(to: router)
     origin.addRoutes(to: router)
-    if let publicDirectory = configuration.publicDirectory {
-        router.get("/openapi.yaml") { _, _ in
-            guard let data = FileManager.default.contents(atPath: publicDirectory + "/openapi.yaml") else {
-                throw SluiceError(.notFound, "this service has no openapi.yaml")
-            }
-            return Response(
-                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
-            )
+    // The dashboard and the spec: `--public DIR` when given (development), else the copy
+    // compiled into the binary.
+    let embedded = configuration.publicDirectory == nil ? EmbeddedFileProvider(files: EmbeddedPublic.files) : nil
+    let readSpec: @Sendable () -> Data? =
+        if let publicDirectory = configuration.publicDirectory {
+            { FileManager.default.contents(atPath: publicDirectory + "/openapi.yaml") }
+        } else {
+            { EmbeddedPublic.files["/openapi.yaml"] }
         }
-        router.allowOnly([.get], at: "/openapi.yaml")
-        // Last, so that they apply only to paths no route matched: the dashboard's files.
+    router.get("/openapi.yaml") { _, _ in
+        guard let data = readSpec() else { throw SluiceError(.notFound, "this service has no openapi.yaml") }
+        return Response(
+            status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+    router.allowOnly([.get], at: "/openapi.yaml")
+    // Last, so that they apply only to paths no route matched: the dashboard's files.
+    if let embedded {
+        router.add(middleware: StaticFilesMethodMiddleware(paths: embedded.paths))
+        router.add(middleware: FileMiddleware(fileProvider: embedded, searchForIndexHtml: true))
+    } else if let publicDirectory = configuration.publicDirectory {
         router.add(middleware: StaticFilesMethodMiddleware(directory: publicDirectory))
         router.add(middleware: FileMiddleware(publicDirectory, searchForIndexHtml: true))
     }

@@ -14,7 +14,8 @@ public struct ServiceConfiguration: Sendable {
     public var maxActive: Int
     public var token: String?
     public var limitRate: Int64?
-    /// The dashboard's files; nil serves no dashboard.
+    /// The dashboard's files and `openapi.yaml` from a directory (`--public`); nil serves
+    /// the copy compiled into the binary.
     public var publicDirectory: String?
     public var retry: RetryPolicy
     public var stallTimeout: Double

@@ -10,6 +10,10 @@ import SluiceHTTP
 struct StaticFilesMethodMiddleware<Context: RequestContext>: RouterMiddleware {
     let paths: Set<String>
 
+    init(paths: Set<String>) {
+        self.paths = paths.union(["/"])
+    }
+
     init(directory: String) {
         var paths: Set<String> = ["/"]
         let root = URL(fileURLWithPath: directory)

@@ -29,18 +29,19 @@ public final class ChildProcess: @unchecked Sendable {
         return testBinary.appendingPathComponent("sluice").path
     }
 
-    /// Runs `sluice ARGUMENTS`, or, with `openFileLimit`, the same under `prlimit` with that
-    /// soft limit on open files.
+    /// Runs `sluice ARGUMENTS` (the built one, or the binary at `binary`: a copy), or, with
+    /// `openFileLimit`, the same under `prlimit` with that soft limit on open files.
     public init(
-        arguments: [String], environment: [String: String] = [:], directory: String? = nil, openFileLimit: Int? = nil
+        arguments: [String], environment: [String: String] = [:], directory: String? = nil, openFileLimit: Int? = nil,
+        binary: String? = nil
     ) throws {
         let executable: String
         let fullArguments: [String]
         if let openFileLimit {
             executable = "/usr/bin/prlimit"
-            fullArguments = ["--nofile=\(openFileLimit):", Self.sluiceExecutable] + arguments
+            fullArguments = ["--nofile=\(openFileLimit):", binary ?? Self.sluiceExecutable] + arguments
         } else {
-            executable = Self.sluiceExecutable
+            executable = binary ?? Self.sluiceExecutable
             fullArguments = arguments
         }
         var env = ProcessInfo.processInfo.environment

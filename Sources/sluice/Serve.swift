@@ -34,7 +34,8 @@ struct Serve: AsyncParsableCommand {
     var limitRate: String?
 
     @Option(
-        name: .customLong("public"), help: "The dashboard's directory (env SLUICE_PUBLIC, default: public/ beside or above the executable)."
+        name: .customLong("public"),
+        help: "Serve the dashboard and openapi.yaml from this directory, for development (env SLUICE_PUBLIC; default: the copy built in)."
     )
     var publicDirectory: String?
 
@@ -153,7 +154,7 @@ struct Serve: AsyncParsableCommand {
                 }
                 return bytes
             },
-            publicDirectory: PublicDirectory.locate(explicit: publicDirectory ?? Environment.string("SLUICE_PUBLIC"))
+            publicDirectory: publicDirectory ?? Environment.string("SLUICE_PUBLIC")
         )
         configuration.allowPrivateNetworks = try allowPrivateNetworks ?? Environment.optionalFlag("SLUICE_ALLOW_PRIVATE_NETWORKS")
         configuration.allowedHosts = (allowedHosts ?? Environment.string("SLUICE_ALLOWED_HOSTS")).map { list in
@@ -286,6 +287,7 @@ struct Serve: AsyncParsableCommand {
         do {
             service = try await buildService(configuration: configuration, logger: logger) { url in
                 printLine("Sluice listening on \(url)")
+                printLine("dashboard and openapi.yaml: \(configuration.publicDirectory.map { "from \($0) (--public)" } ?? "built in")")
             }
         } catch let error as SluiceError {
             printError("sluice: \(error.message)")

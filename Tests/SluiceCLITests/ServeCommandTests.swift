@@ -44,6 +44,38 @@ import Testing
         }
     }
 
+    /// One file to install: a binary copied to an empty directory serves the dashboard and
+    /// the spec it was built with, and says so; `--public` still serves a directory.
+    @Test func aCopiedBinaryServesTheDashboardBuiltIntoIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let binary = directory.path + "/bin/sluice"
+            try FileManager.default.createDirectory(atPath: directory.path + "/bin", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: ChildProcess.sluiceExecutable, toPath: binary)
+            let run = try ChildProcess(
+                arguments: ["serve", "--port", "0", "--data", directory.path + "/data"], directory: directory.path, binary: binary
+            )
+            let line = try await run.waitForLine(containing: "listening on http://127.0.0.1:")
+            let port = Int(line.split(separator: ":").last!.trimmingCharacters(in: .whitespacesAndNewlines))!
+            let index = try await RawHTTPClient.request(port: port, path: "/")
+            #expect(index.status == 200)
+            #expect(String(decoding: index.body, as: UTF8.self).contains("<html"))
+            #expect(index.header("Content-Type")?.hasPrefix("text/html") == true)
+            let spec = try await RawHTTPClient.request(port: port, path: "/openapi.yaml")
+            #expect(spec.status == 200)
+            #expect(spec.body == Array(try Data(contentsOf: URL(fileURLWithPath: Self.repositoryPublic + "/openapi.yaml"))))
+            let script = try await RawHTTPClient.request(port: port, path: "/js/app.js")
+            #expect(script.status == 200)
+            #expect(try await RawHTTPClient.request(port: port, path: "/js/missing.js").status == 404)
+            #expect(try await RawHTTPClient.request(port: port, method: "POST", path: "/index.html").status == 405)
+            #expect(run.printedSoFar.stdout.contains("dashboard and openapi.yaml: built in"))
+            run.signal(SIGTERM)
+            #expect(try await run.finish(timeout: .seconds(10)).status == 0)
+        }
+    }
+
+    static let repositoryPublic = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("public").path
+
     @Test func badIntegrationFlagsAreRefusedBeforeAnythingStarts() async throws {
         let cases: [([String], [String: String], String)] = [
             (["--webhook", "ftp://example.com/hook"], [:], "--webhook"),
