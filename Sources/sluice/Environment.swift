@@ -1,5 +1,8 @@
 import ArgumentParser
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Flag values fall back to `SLUICE_*` environment variables, then to defaults.
 enum Environment {
@@ -28,10 +31,31 @@ enum Environment {
 
 /// Writes a line to standard output at once, even when it is a pipe.
 func printLine(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    writeAll(STDOUT_FILENO, line + "\n")
 }
 
 /// Writes a line to standard error.
 func printError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    writeAll(STDERR_FILENO, line + "\n")
+}
+
+/// Writes `text` whole. A reader that has gone (`sluice ls | head`) ends the process as
+/// SIGPIPE ends a C tool, quietly: Foundation's `FileHandle.write` traps on EPIPE instead.
+func writeAll(_ descriptor: Int32, _ text: String) {
+    let bytes = Array(text.utf8)
+    var sent = 0
+    while sent < bytes.count {
+        let result = bytes[sent...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if result > 0 {
+            sent += result
+        } else if result < 0, errno == EINTR {
+            continue
+        } else {
+            if errno == EPIPE {
+                signal(SIGPIPE, SIG_DFL)
+                raise(SIGPIPE)
+            }
+            return
+        }
+    }
 }

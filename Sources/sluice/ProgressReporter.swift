@@ -21,12 +21,12 @@ final class ProgressReporter: Sendable {
     func show(_ progress: DownloadProgress) {
         guard enabled, isTerminal else { return }
         drawn.withLock { $0 = true }
-        FileHandle.standardError.write(Data(("\r" + Self.line(progress) + "\u{1B}[K").utf8))
+        writeAll(STDERR_FILENO, "\r" + Self.line(progress) + "\u{1B}[K")
     }
 
     /// Ends the bar's line so that what follows starts on a fresh one.
     func finish() {
-        if drawn.withLock({ $0 }) { FileHandle.standardError.write(Data("\n".utf8)) }
+        if drawn.withLock({ $0 }) { writeAll(STDERR_FILENO, "\n") }
     }
 
     static func line(_ progress: DownloadProgress) -> String {

@@ -1,0 +1,164 @@
+import ArgumentParser
+import Foundation
+import NIOHTTP1
+import SluiceCore
+
+/// `sluice add URL...`: one job per URL; prints each new job's id on a line.
+struct Add: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Add downloads to a running service; prints their ids.")
+
+    @Argument(help: "http or https URLs.")
+    var urls: [String]
+    @Option(name: .shortAndLong, help: "The file name (one URL only).")
+    var output: String?
+    @Option(name: [.customShort("x", allowingJoined: true), .customLong("connections")], help: "Range connections, 1-16.")
+    var connections: Int?
+    @Option(help: "The expected SHA-256 (hex) of the file (one URL only).")
+    var sha256: String?
+    @Option(help: "Start only once this job has completed (repeatable).")
+    var after: [String] = []
+    @Option(help: "Higher starts first (-1000...1000).")
+    var priority: Int?
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, 'Name: value' (repeatable).")
+    var header: [String] = []
+    @Flag(help: "Add them paused.")
+    var paused = false
+    @Flag(help: "Wait until each has ended, as `sluice wait` does.")
+    var wait = false
+    @OptionGroup var options: ClientOptions
+
+    func validate() throws {
+        guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
+        if urls.count > 1, output != nil || sha256 != nil { throw ValidationError("-o and --sha256 name one file: give one URL") }
+    }
+
+    func run() async throws {
+        var headers: [(String, JSONValue)] = []
+        for line in header {
+            guard let colon = line.firstIndex(of: ":") else { throw ValidationError("-H takes 'Name: value', not \(line)") }
+            headers.append(
+                (
+                    line[..<colon].trimmingCharacters(in: .whitespaces),
+                    .string(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                ))
+        }
+        try await withService(options) { client in
+            var made: [JobSnapshot] = []
+            for url in urls {
+                var fields: [(String, JSONValue)] = [("url", .string(url))]
+                if let output { fields.append(("filename", .string(output))) }
+                if let connections { fields.append(("connections", JSONValue(connections))) }
+                if let sha256 { fields.append(("sha256", .string(sha256))) }
+                if !after.isEmpty { fields.append(("after", .array(after.map(JSONValue.string)))) }
+                if let priority { fields.append(("priority", JSONValue(priority))) }
+                if !headers.isEmpty { fields.append(("headers", .object(headers))) }
+                if paused { fields.append(("paused", .bool(true))) }
+                let data = try await client.send(.POST, "/jobs", body: .object(fields))
+                let job = try ServiceClient.job(data)
+                made.append(job)
+                printLine(options.json ? String(decoding: data, as: UTF8.self) : job.id)
+            }
+            if wait { try await Wait.waitFor(made.map(\.id), client: client, json: false, quiet: true) }
+        }
+    }
+}
+
+/// `sluice ls`: the jobs as a table.
+struct Ls: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List jobs: id, state, name, progress, speed, ETA.")
+
+    @Option(help: "Only these states, comma-separated (queued,running,paused,completed,failed).")
+    var state: String?
+    @Option(help: "At most this many, newest first.")
+    var limit: Int?
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        var query: [String] = []
+        if let state { query.append("state=" + state) }
+        if let limit { query.append("limit=\(limit)") }
+        try await withService(options) { client in
+            let data = try await client.send(.GET, "/jobs" + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
+            printLine(options.json ? String(decoding: data, as: UTF8.self) : JobTable.render(try ServiceClient.jobs(data)))
+        }
+    }
+}
+
+/// `sluice show ID`: one job, every field.
+struct Show: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show one job.")
+
+    @Argument(help: "The job's id.")
+    var id: String
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        try await withService(options) { client in
+            let data = try await client.send(.GET, "/jobs/" + Self.escaped(id))
+            if options.json {
+                printLine(String(decoding: data, as: UTF8.self))
+                return
+            }
+            // The API's fields, one per line, in its order.
+            guard case .object(let fields)? = try? JSONDecoder().decode(JSONValue.self, from: data) else { return }
+            let width = fields.map(\.0.count).max() ?? 0
+            for (name, value) in fields {
+                let text = value.stringValue ?? value.text
+                printLine(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + text)
+            }
+        }
+    }
+
+    static func escaped(_ id: String) -> String {
+        id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id
+    }
+}
+
+/// `sluice pause ID...`, `sluice resume ID...`: each job in turn; the first refusal stops.
+struct Pause: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Pause jobs (their bytes are kept).")
+    @Argument(help: "Job ids.") var ids: [String]
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws { try await control(ids, "pause", options) }
+}
+
+struct Resume: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Resume paused jobs, or retry failed ones.")
+    @Argument(help: "Job ids.") var ids: [String]
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws { try await control(ids, "resume", options) }
+}
+
+/// `sluice rm ID... [--files]`: deletes jobs (and with `--files` their finished files).
+struct Rm: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Delete jobs: stop them, delete their partial files.")
+    @Argument(help: "Job ids.") var ids: [String]
+    @Flag(help: "Delete finished files too.") var files = false
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        try await withService(options) { client in
+            for id in ids {
+                _ = try await client.send(.DELETE, "/jobs/" + Show.escaped(id) + (files ? "?deleteFile=true" : ""))
+                if !options.json { printLine("deleted \(id)") }
+            }
+        }
+    }
+}
+
+extension AsyncParsableCommand {
+    func control(_ ids: [String], _ action: String, _ options: ClientOptions) async throws {
+        try await withService(options) { client in
+            for id in ids {
+                let data = try await client.send(.POST, "/jobs/" + Show.escaped(id) + "/" + action)
+                if options.json {
+                    printLine(String(decoding: data, as: UTF8.self))
+                } else {
+                    printLine("\(id) \(try ServiceClient.job(data).state.rawValue)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import SluiceCore
+
+/// Jobs as `sluice ls` prints them: full ids and names, columns as wide as their widest
+/// cell, so that a script may still split on spaces.
+enum JobTable {
+    static let header = ["ID", "STATE", "NAME", "PROGRESS", "SPEED", "ETA"]
+
+    static func row(_ job: JobSnapshot) -> [String] {
+        let progress: String
+        if let fraction = job.progress {
+            progress = String(format: "%.1f%%", (fraction * 1000).rounded(.down) / 10)
+        } else {
+            progress = ByteSize.human(job.bytesDone)
+        }
+        let running = job.state == .running
+        return [
+            job.id, job.state.rawValue, job.filename ?? "-", progress,
+            running ? ByteSize.human(Int64(job.speed)) + "/s" : "-",
+            running ? job.eta.map(duration) ?? "-" : "-",
+        ]
+    }
+
+    static func render(_ jobs: [JobSnapshot]) -> String {
+        let rows = [header] + jobs.map(row)
+        var widths = Array(repeating: 0, count: header.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+        }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    /// `1h02m`, `3m05s`, `42s`.
+    static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0 else { return "-" }
+        let whole = Int(min(seconds, 359_999).rounded(.up))
+        if whole >= 3600 { return String(format: "%dh%02dm", whole / 3600, whole / 60 % 60) }
+        if whole >= 60 { return String(format: "%dm%02ds", whole / 60, whole % 60) }
+        return "\(whole)s"
+    }
+}
