@@ -73,10 +73,13 @@ struct FirstHeadDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
     }
 }
 
-/// Finds the end of a request head: an empty line, ended by LF or CRLF as HTTP parsers take it.
+/// Finds the end of a request head: an empty line, ended by LF or CRLF as HTTP parsers take
+/// it, after a request line. Empty lines before the request line do not count: the parser
+/// skips them, so a client sending only `\r\n\r\n` has not sent a head.
 public struct HeadEndScanner: Sendable {
     public private(set) var ended = false
     private var atLineStart = false
+    private var sawContent = false
 
     public init() {}
 
@@ -85,10 +88,12 @@ public struct HeadEndScanner: Sendable {
             if ended { return }
             switch byte {
             case UInt8(ascii: "\n"):
-                if atLineStart { ended = true }
+                if atLineStart, sawContent { ended = true }
                 atLineStart = true
             case UInt8(ascii: "\r"): continue
-            default: atLineStart = false
+            default:
+                atLineStart = false
+                sawContent = true
             }
         }
     }
