@@ -1,3 +1,4 @@
+import Foundation
 public import JobService
 
 /// aria2's RPC for one service: the methods over its jobs, shared by `POST /jsonrpc` (the
@@ -13,7 +14,7 @@ public struct Aria2Service: Sendable {
         jobs: any JobService, configuration: ServiceConfiguration, tokens: TokenRegistry, shutdown: RPCShutdown = RPCShutdown()
     ) {
         methods = Aria2Methods(
-            jobs: jobs, documents: configuration.documentsDirectory, tokens: tokens,
+            jobs: jobs, documents: URL(fileURLWithPath: configuration.documentsDirectory).standardizedFileURL.path, tokens: tokens,
             shutdown: configuration.rpcAllowShutdown ? shutdown : nil)
         allowedHosts = configuration.hostCheck
         crossOrigin = CrossOriginPolicy(configuration.allowedOrigins)

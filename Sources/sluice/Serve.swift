@@ -137,7 +137,9 @@ struct Serve: AsyncParsableCommand {
             guard let number = Int(text) else { throw ValidationError("\(name) must be a whole number, not \(text)") }
             return number
         }
-        let data = dataDirectory ?? Environment.string("SLUICE_DATA") ?? "./sluice-data"
+        // Absolute from here on: the paths the service reports (aria2's `dir`, which clients
+        // send back) must not depend on where it was started, nor carry `./`.
+        let data = URL(fileURLWithPath: dataDirectory ?? Environment.string("SLUICE_DATA") ?? "./sluice-data").standardizedFileURL.path
         if token == "" || (token == nil && Environment.isSetButEmpty("SLUICE_TOKEN")) {
             throw ValidationError("the token is empty: set --token / SLUICE_TOKEN to a secret, or leave it unset")
         }

@@ -73,6 +73,28 @@ import Testing
         }
     }
 
+    /// The default `--data ./sluice-data` is relative: aria2's `dir` is reported absolute, so
+    /// that AriaNg sending it back on every `addUri` is accepted (a `./` in it was refused).
+    @Test func aRelativeDataDirectoryGivesAria2AnAbsoluteDirItAccepts() async throws {
+        try await withTemporaryDirectory { directory in
+            let run = try ChildProcess(arguments: ["serve", "--port", "0"], directory: directory.path)
+            let line = try await run.waitForLine(containing: "listening on http://127.0.0.1:")
+            let port = Int(line.split(separator: ":").last!.trimmingCharacters(in: .whitespacesAndNewlines))!
+            func call(_ body: String) async throws -> [String: Any] {
+                let reply = try await RawHTTPClient.request(port: port, method: "POST", path: "/jsonrpc", body: body)
+                return try #require(try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any])
+            }
+            let options = try await call(#"{"jsonrpc":"2.0","id":1,"method":"aria2.getGlobalOption"}"#)
+            let dir = try #require((options["result"] as? [String: Any])?["dir"] as? String)
+            #expect(dir.hasPrefix("/") && !dir.contains("/./") && dir.hasSuffix("/sluice-data/documents"), "\(dir)")
+            let added = try await call(
+                #"{"jsonrpc":"2.0","id":2,"method":"aria2.addUri","params":[["http://127.0.0.1:9/x"],{"dir":"\#(dir)","pause":"true"}]}"#)
+            #expect(added["result"] is String, "\(added)")
+            run.signal(SIGTERM)
+            #expect(try await run.finish(timeout: .seconds(10)).status == 0)
+        }
+    }
+
     static let repositoryPublic = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("public").path
 
