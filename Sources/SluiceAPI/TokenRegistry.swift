@@ -15,6 +15,9 @@ public actor TokenRegistry {
     private var known: [String: AccessToken] = [:]
     private var readAt: ContinuousClock.Instant?
     private var reading: Task<Void, Never>?
+    /// Bumped by each `create` and `revoke` here: a read that began before one may miss it
+    /// (a revoked token would come back), so its result is not kept.
+    private var generation = 0
     private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     private var nextWaiter: UInt64 = 0
 
@@ -57,8 +60,9 @@ public actor TokenRegistry {
     /// The named tokens, newest read from the store.
     public func list() async throws -> [AccessToken] {
         guard let store else { return [] }
+        let started = generation
         let tokens = try await store.accessTokens()
-        remember(tokens)
+        if started == generation { remember(tokens) }
         return tokens
     }
 
@@ -69,6 +73,7 @@ public actor TokenRegistry {
         let secret = Self.newSecret()
         let token = AccessToken(name: name, scope: scope, digest: TokenDigest.hex(secret), createdAt: now)
         try await store.insertAccessToken(token)
+        generation += 1
         known[token.digest] = token
         return (token, secret)
     }
@@ -77,6 +82,7 @@ public actor TokenRegistry {
     public func revoke(name: String) async throws -> Bool {
         guard let store else { return false }
         let removed = try await store.deleteAccessToken(name: name)
+        generation += 1
         known = known.filter { $0.value.name != name }
         return removed
     }
@@ -100,9 +106,10 @@ public actor TokenRegistry {
     /// store); a failed read keeps what was known.
     private func reread() async {
         if reading == nil, let store {
+            let started = generation
             reading = Task {
                 let tokens = try? await store.accessTokens()
-                await self.finishReading(tokens)
+                await self.finishReading(tokens, startedAt: started)
             }
         }
         guard reading != nil else { return }
@@ -121,8 +128,15 @@ public actor TokenRegistry {
         waiters.removeValue(forKey: waiter)?.resume()
     }
 
-    private func finishReading(_ tokens: [AccessToken]?) {
-        if let tokens { remember(tokens) } else { readAt = .now }
+    private func finishReading(_ tokens: [AccessToken]?, startedAt started: Int) {
+        if started != generation {
+            // A token made or revoked here meanwhile: the read may not show it. What is
+            // known stays, and the next lookup reads again.
+        } else if let tokens {
+            remember(tokens)
+        } else {
+            readAt = .now
+        }
         reading = nil
         for continuation in waiters.values { continuation.resume() }
         waiters = [:]

@@ -14,7 +14,8 @@ struct TokensController {
             let (token, secret) = try await tokens.create(name: body.name, scope: body.scope)
             var fields = Self.fields(token)
             fields.append(("token", .string(secret)))
-            return JSONCoding.response(.object(fields), status: .created)
+            // The secret is in this answer: no cache may keep it.
+            return JSONCoding.response(.object(fields), status: .created, headers: [.cacheControl: "no-store"])
         }
         router.get("/tokens") { _, _ in
             JSONCoding.response(.object([("tokens", .array(try await tokens.list().map { .object(Self.fields($0)) }))]))
