@@ -54,12 +54,18 @@ struct ServiceClient {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body.text))
         }
+        let response: HTTPClientResponse
         do {
-            let response = try await http.execute(request, timeout: .seconds(60))
+            response = try await http.execute(request, timeout: .seconds(60))
+        } catch {
+            throw unreachable(error)
+        }
+        // Past the head: the service is there, whatever goes wrong now.
+        do {
             let collected = try await response.body.collect(upTo: 64 << 20)
             return (Int(response.status.code), Data(collected.readableBytesView))
         } catch {
-            throw unreachable(error)
+            throw ClientFailure(message: "the service's answer could not be read (\(type(of: error)))", code: Exit.serviceError)
         }
     }
 

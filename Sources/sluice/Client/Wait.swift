@@ -23,13 +23,17 @@ struct Wait: AsyncParsableCommand {
     static func waitFor(_ ids: [String], client: ServiceClient, json: Bool, quiet: Bool) async throws {
         var failed: [String] = []
         for id in ids {
+            var seen = false
             while true {
                 let (status, data) = try await client.exchange(.GET, "/jobs/" + Show.escaped(id))
-                if status == 404 {
+                // A job that never was (a mistyped id) is the service's error; one seen and
+                // then gone was deleted before it ended.
+                if status == 404, seen {
                     failed.append("job \(id) was deleted before it completed")
                     break
                 }
                 guard (200..<300).contains(status) else { throw ServiceClient.failure(status: status, body: data) }
+                seen = true
                 let job = try ServiceClient.job(data)
                 if job.state == .completed || job.state == .failed {
                     if json {
