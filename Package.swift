@@ -157,6 +157,7 @@ let package = Package(
                 "SluiceCore",
                 "Aria2RPC",
                 "PublicFiles",
+                "DownloadEngine",
                 "SluiceHTTP",
                 "JobService",
                 "RangeOrigin",

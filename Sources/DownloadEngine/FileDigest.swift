@@ -2,9 +2,9 @@ import Crypto
 import SluiceCore
 
 /// Digests as lowercase hex.
-enum FileDigest {
+public enum FileDigest {
     /// A `SHA256.Digest`, or the bytes of one a server announced.
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
+    public static func hex(_ digest: some Sequence<UInt8>) -> String {
         digest.map { byte in
             let text = String(byte, radix: 16)
             return byte < 16 ? "0" + text : text

@@ -1,4 +1,5 @@
 import Crypto
+import DownloadEngine
 public import Foundation
 public import SluiceCore
 
@@ -146,6 +147,6 @@ public actor TokenRegistry {
 extension TokenDigest {
     /// A secret's SHA-256 digest in lowercase hex, as the store keeps it.
     static func hex(_ secret: some StringProtocol) -> String {
-        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        FileDigest.hex(SHA256.hash(data: Data(secret.utf8)))
     }
 }

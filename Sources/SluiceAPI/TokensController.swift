@@ -12,13 +12,13 @@ struct TokensController {
         router.post("/tokens") { request, _ in
             let body = try await JSONCoding.decode(CreateTokenRequest.self, from: request)
             let (token, secret) = try await tokens.create(name: body.name, scope: body.scope)
-            var fields = Self.fields(token)
+            var fields = token.json
             fields.append(("token", .string(secret)))
             // The secret is in this answer: no cache may keep it.
             return JSONCoding.response(.object(fields), status: .created, headers: [.cacheControl: "no-store"])
         }
         router.get("/tokens") { _, _ in
-            JSONCoding.response(.object([("tokens", .array(try await tokens.list().map { .object(Self.fields($0)) }))]))
+            JSONCoding.response(.object([("tokens", .array(try await tokens.list().map { .object($0.json) }))]))
         }
         router.allowOnly([.get, .post], at: "/tokens")
         router.delete("/tokens/:name") { _, context in
@@ -29,10 +29,4 @@ struct TokensController {
         router.allowOnly([.delete], at: "/tokens/:name")
     }
 
-    static func fields(_ token: AccessToken) -> [(String, JSONValue)] {
-        [
-            ("name", .string(token.name)), ("scope", .string(token.scope.rawValue)),
-            ("createdAt", JSONValue(token.createdAt)),
-        ]
-    }
 }

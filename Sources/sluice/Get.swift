@@ -89,16 +89,8 @@ struct Get: AsyncParsableCommand {
 
     /// `-A` then each `-H`, as the job's headers are checked (reserved names, sizes).
     func requestHeaders() throws -> [String: String] {
-        var headers: [String: String] = [:]
-        if let userAgent { headers["User-Agent"] = userAgent }
-        for line in header {
-            guard let colon = line.firstIndex(of: ":") else { throw ValidationError("-H takes 'Name: value', not \(line)") }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            // One spelling per name: a later -H replaces an earlier one and -A.
-            headers = headers.filter { $0.key.lowercased() != name.lowercased() }
-            headers[name] = value
-        }
+        // A -H User-Agent replaces -A.
+        let headers = try HeaderLines.parse(header, into: userAgent.map { ["User-Agent": $0] } ?? [:])
         do {
             try CreateJobRequest.validateHeaders(headers)
         } catch let error as SluiceError {

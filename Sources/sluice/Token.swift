@@ -67,7 +67,7 @@ struct Token: AsyncParsableCommand {
                 try await TokenRegistry(master: nil, store: opened.store).create(name: name, scope: scope)
             }
             if options.json {
-                printLine(JSONValue.object(Token.fields(token) + [("token", .string(secret))]).text)
+                printLine(JSONValue.object(token.json + [("token", .string(secret))]).text)
             } else {
                 printLine(secret)
                 printError("token \(token.name) (\(token.scope.rawValue)) made: its secret above is shown this once")
@@ -84,7 +84,7 @@ struct Token: AsyncParsableCommand {
             defer { opened.close() }
             let tokens = try await Token.run { try await opened.store.accessTokens() }
             if options.json {
-                printLine(JSONValue.object([("tokens", .array(tokens.map { .object(Token.fields($0)) }))]).text)
+                printLine(JSONValue.object([("tokens", .array(tokens.map { .object($0.json) }))]).text)
                 return
             }
             let width = max(4, tokens.map(\.name.count).max() ?? 0)
@@ -114,10 +114,6 @@ struct Token: AsyncParsableCommand {
             }
             printError("token \(name) revoked")
         }
-    }
-
-    static func fields(_ token: AccessToken) -> [(String, JSONValue)] {
-        [("name", .string(token.name)), ("scope", .string(token.scope.rawValue)), ("createdAt", JSONValue(token.createdAt))]
     }
 
     /// The store's errors as one line, not a trace.

@@ -52,7 +52,12 @@ import Testing
             // --json: the API's job, decoded with the API's type.
             let json = try await Self.sluice(["add", "\(url)/testdata/4K", "-o", "named.bin", "-H", auth, "--json"], url)
             let job = try Self.decoder.decode(JobSnapshot.self, from: Data(json.stdout.utf8))
-            #expect(job.filename == "named.bin" || job.filename == nil)
+            #expect(job.url == "\(url)/testdata/4K")
+            // -o named its file: once done, the job says so.
+            #expect(try await Self.sluice(["wait", job.id], url).status == 0)
+            let done = try Self.decoder.decode(
+                JobSnapshot.self, from: Data(try await Self.sluice(["show", job.id, "--json"], url).stdout.utf8))
+            #expect(done.filename == "named.bin" && done.path == "named.bin", "\(String(describing: done.filename))")
             // The table: every job's full id and full name.
             let table = try await Self.sluice(["ls"], url)
             #expect(table.status == 0)

@@ -15,6 +15,11 @@ public struct AccessToken: Sendable, Hashable, Codable {
         self.createdAt = createdAt
     }
 
+    /// The token as `/tokens` and `sluice token --json` show it: never its digest.
+    public var json: [(String, JSONValue)] {
+        [("name", .string(name)), ("scope", .string(scope.rawValue)), ("createdAt", JSONValue(createdAt))]
+    }
+
     /// A name is 1 to 64 of `A-Z a-z 0-9 . _ -`, so that it reads in a path (`/tokens/NAME`)
     /// and a table as it is.
     public static func validate(name: String) throws {

@@ -33,15 +33,7 @@ struct Add: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var headers: [(String, JSONValue)] = []
-        for line in header {
-            guard let colon = line.firstIndex(of: ":") else { throw ValidationError("-H takes 'Name: value', not \(line)") }
-            headers.append(
-                (
-                    line[..<colon].trimmingCharacters(in: .whitespaces),
-                    .string(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-                ))
-        }
+        let headers = try HeaderLines.parse(header).sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }
         try await withService(options) { client in
             var made: [JobSnapshot] = []
             for url in urls {
