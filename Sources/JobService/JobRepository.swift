@@ -19,6 +19,9 @@ public protocol JobRepository: Sendable {
     /// them, made before the job `before` when one is named. Nil when `before` names no job.
     /// Read from an index on (state, order), whatever the other states hold.
     func page(states: Set<JobState>, limit: Int, before: String?) async throws -> [JobSnapshot]?
+    /// The same page past its first `offset` jobs (the dashboard's list, scrolled far): the
+    /// rows are counted along the order's index, `limit` of them read.
+    func page(states: Set<JobState>, limit: Int, before: String?, offset: Int) async throws -> [JobSnapshot]?
     /// How many jobs each state holds (a state with none may be missing).
     func countsByState() async throws -> [JobState: Int]
     /// Inserts a job; with a key, records that the key made it from the request whose

@@ -299,11 +299,15 @@ public actor JobScheduler {
     ///
     /// A node holds live jobs only: a page that may hold finished ones merges the table's
     /// page with the store's (read from its state index), by creation date.
-    public nonisolated func list(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) async throws -> [JobSnapshot] {
+    public nonisolated func list(
+        states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil, offset: Int = 0
+    ) async throws -> [JobSnapshot] {
         guard tableAnswersAlone(states) else {
-            return try await Self.readingStore(storeAnswers) { try await self.listInPlace(states: states, limit: limit, after: after) }
+            return try await Self.readingStore(storeAnswers) {
+                try await self.listInPlace(states: states, limit: limit, after: after, offset: offset)
+            }
         }
-        return try await listInPlace(states: states, limit: limit, after: after)
+        return try await listInPlace(states: states, limit: limit, after: after, offset: offset)
     }
 
     /// Whether the table holds every job of `states` (none of them left to the store).
@@ -313,16 +317,19 @@ public actor JobScheduler {
     }
 
     /// `list` on the calling thread.
-    nonisolated func listInPlace(states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil) async throws -> [JobSnapshot] {
+    nonisolated func listInPlace(
+        states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil, offset: Int = 0
+    ) async throws -> [JobSnapshot] {
         let wanted = states ?? Set(JobState.allCases)
         let stored = wanted.intersection(JobState.finished)
         // Nothing of those states left to the store: the table answers alone.
         if tableAnswersAlone(states) {
-            guard let page = jobs.list(states: states, limit: limit, after: after) else {
+            guard let page = jobs.list(states: states, limit: limit, after: after, offset: offset) else {
                 throw SluiceError(.invalidField, "after names no job", field: "after")
             }
             return page
         }
+        if offset > 0 { return try await storeOrderedPage(states: wanted, limit: limit, after: after, offset: offset) }
         var held: [JobSnapshot]
         if let after, jobs[after] != nil {
             held = jobs.list(states: wanted, limit: limit, after: after) ?? []
@@ -339,6 +346,20 @@ public actor JobScheduler {
         let heldIDs = Set(held.map(\.id))
         held += fromStore.filter { !heldIDs.contains($0.id) }
         return Array(held.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }.prefix(limit))
+    }
+
+    /// A page far into a list that the table and the store share: its place is counted in the
+    /// store, which holds every job, and each job the table holds is shown as the table has it
+    /// (a live job's stored row may lag its last change). One the table has moved to another
+    /// state since is left out, so such a page may be short by the jobs changing as it is read.
+    nonisolated func storeOrderedPage(states: Set<JobState>, limit: Int, after: String?, offset: Int) async throws -> [JobSnapshot] {
+        guard let page = try await repository.page(states: states, limit: limit, before: after, offset: offset) else {
+            throw SluiceError(.invalidField, "after names no job", field: "after")
+        }
+        return page.compactMap { row in
+            guard let held = jobs[row.id] else { return row }
+            return states.contains(held.state) ? held : nil
+        }
     }
 
     public nonisolated func countsByState() -> [JobState: Int] { jobs.countsByState() }

@@ -10,8 +10,9 @@ public protocol JobService: Sendable {
     func create(_ request: CreateJobRequest, idempotencyKey: String?) async throws -> (job: JobSnapshot, replayed: Bool)
     /// A job, live from memory or finished from the store (which may not answer: 503).
     func job(id: String) async throws -> JobSnapshot?
-    /// Newest first, optionally filtered by state, `limit` jobs after the job `after`.
-    func list(states: Set<JobState>?, limit: Int, after: String?) async throws -> [JobSnapshot]
+    /// Newest first, optionally filtered by state, `limit` jobs after the job `after`, past
+    /// the first `offset` of them.
+    func list(states: Set<JobState>?, limit: Int, after: String?, offset: Int) async throws -> [JobSnapshot]
     func pause(id: String) async throws -> JobSnapshot
     func resume(id: String) async throws -> JobSnapshot
     func delete(id: String, deleteFile: Bool) async throws
@@ -32,3 +33,10 @@ public protocol JobService: Sendable {
 }
 
 extension JobScheduler: JobService {}
+
+extension JobService {
+    /// A page from the start (or from the cursor `after`).
+    public func list(states: Set<JobState>?, limit: Int, after: String?) async throws -> [JobSnapshot] {
+        try await list(states: states, limit: limit, after: after, offset: 0)
+    }
+}

@@ -159,14 +159,20 @@ public final class JobTable: Sendable {
             if index < sorted.count, sorted[index] == position { sorted.remove(at: index) }
         }
 
-        /// Newest first, the jobs of `states` below position `bound`: each state's index
-        /// read from its end, merged.
-        func page(states: Set<JobState>, below bound: Int, limit: Int) -> [JobSnapshot] {
+        /// Newest first, the jobs of `states` below position `bound`, past the first `skip` of
+        /// them: each state's index read from its end, merged.
+        func page(states: Set<JobState>, below bound: Int, limit: Int, skip: Int = 0) -> [JobSnapshot] {
             var heads = states.compactMap { state -> (positions: [Int], next: Int)? in
                 guard let positions = byState[state], !positions.isEmpty else { return nil }
                 return (positions, Self.lowerBound(bound, in: positions) - 1)
             }
             var result: [JobSnapshot] = []
+            var skipped = 0
+            if heads.count == 1 {
+                // One state: its index is the page, skipped by arithmetic.
+                skipped = min(skip, heads[0].next + 1)
+                heads[0].next -= skipped
+            }
             while result.count < limit {
                 guard
                     let best = heads.indices.filter({ heads[$0].next >= 0 }).max(by: {
@@ -175,7 +181,12 @@ public final class JobTable: Sendable {
                 else { break }
                 let position = heads[best].positions[heads[best].next]
                 heads[best].next -= 1
-                if let id = ids[position], let job = byID[id]?.job { result.append(job) }
+                guard let id = ids[position], let job = byID[id]?.job else { continue }
+                if skipped < skip {
+                    skipped += 1
+                } else {
+                    result.append(job)
+                }
             }
             return result
         }
@@ -306,22 +317,26 @@ public final class JobTable: Sendable {
         }
     }
 
-    /// Newest first, optionally filtered by state, `limit` jobs after the job `after`; nil
-    /// when `after` names no job.
-    public func list(states: Set<JobState>?, limit: Int, after: String?) -> [JobSnapshot]? {
+    /// Newest first, optionally filtered by state, `limit` jobs after the job `after` and
+    /// past the first `offset` of them; nil when `after` names no job.
+    public func list(states: Set<JobState>?, limit: Int, after: String?, offset: Int = 0) -> [JobSnapshot]? {
         storage.withLock { storage in
             var index = storage.ids.count - 1
             if let after {
                 guard let position = storage.byID[after]?.position else { return nil }
                 index = position - 1
             }
-            if let states { return storage.page(states: states, below: index + 1, limit: limit) }
+            if let states { return storage.page(states: states, below: index + 1, limit: limit, skip: offset) }
             var result: [JobSnapshot] = []
+            var skipped = 0
             while index >= 0, result.count < limit {
                 defer { index -= 1 }
                 guard let id = storage.ids[index], let job = storage.byID[id]?.job else { continue }
-                if let states, !states.contains(job.state) { continue }
-                result.append(job)
+                if skipped < offset {
+                    skipped += 1
+                } else {
+                    result.append(job)
+                }
             }
             return result
         }

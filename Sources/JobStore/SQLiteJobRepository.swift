@@ -217,6 +217,32 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
+    public func page(states: Set<JobState>, limit: Int, before: String?, offset: Int) async throws -> [JobSnapshot]? {
+        guard offset > 0 else { return try await page(states: states, limit: limit, before: before) }
+        let limit = max(0, limit)
+        return try await read { db in
+            var bound = Int64.max
+            if let before {
+                guard let sequence = try Int64.fetchOne(db, sql: "SELECT sequence FROM job WHERE id = ?", arguments: [before]) else {
+                    return nil
+                }
+                bound = sequence
+            }
+            // Walked along the sequence index from its end, rows of other states passed over:
+            // the offset costs a count of index entries, and only the page's rows are decoded.
+            let names = states.map(\.rawValue).sorted()
+            let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Self.jobColumns.joined(separator: ", ")) FROM job
+                    WHERE sequence < ? AND state IN (\(marks)) ORDER BY sequence DESC LIMIT ? OFFSET ?
+                    """,
+                arguments: StatementArguments([bound] + names.map { $0 as any DatabaseValueConvertible } + [limit, offset])
+            ).map(Self.snapshot)
+        }
+    }
+
     public func countsByState() async throws -> [JobState: Int] {
         try await read { db in
             var counts: [JobState: Int] = [:]

@@ -104,6 +104,28 @@ public final class PostgresJobRepository: ClusterStore {
         }
     }
 
+    public func page(states: Set<JobState>, limit: Int, before: String?, offset: Int) async throws -> [JobSnapshot]? {
+        guard offset > 0 else { return try await page(states: states, limit: limit, before: before) }
+        let limit = max(0, limit)
+        return try await connections.withConnection { [self] connection in
+            var bound = Int64.max
+            if let before {
+                guard let row = try await connections.run("SELECT sequence FROM job WHERE id = \(before)", on: connection).rows.first else {
+                    return nil
+                }
+                bound = try row.decode(Int64.self)
+            }
+            let names = states.map(\.rawValue).sorted()
+            let rows = try await connections.run(
+                """
+                SELECT \(unescaped: Self.jobColumns) FROM job
+                WHERE sequence < \(bound) AND state = ANY(\(names)) ORDER BY sequence DESC LIMIT \(limit) OFFSET \(offset)
+                """, on: connection
+            ).rows
+            return try rows.map { try Self.snapshot($0) }
+        }
+    }
+
     /// From the counts the store keeps as jobs change (`job_count`): a few rows, whatever
     /// the number of jobs.
     public func countsByState() async throws -> [JobState: Int] {

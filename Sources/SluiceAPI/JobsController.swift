@@ -92,6 +92,9 @@ struct JobsController {
         return flag == "true" || flag == "1"
     }
 
+    /// The largest `offset` of `GET /jobs`: far past any list, small enough for any store.
+    static let offsetLimit = 100_000_000
+
     @Sendable func list(_ request: Request, context: SluiceRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         var states: Set<JobState>?
@@ -105,7 +108,14 @@ struct JobsController {
             }
             limit = value
         }
-        let jobs = try await jobs.list(states: states, limit: limit, after: query.get("after"))
+        var offset = 0
+        if let text = query.get("offset") {
+            guard let value = Int(text), (0...Self.offsetLimit).contains(value) else {
+                throw SluiceError(.invalidField, "offset must be between 0 and \(Self.offsetLimit)", field: "offset")
+            }
+            offset = value
+        }
+        let jobs = try await jobs.list(states: states, limit: limit, after: query.get("after"), offset: offset)
         return JSONCoding.response(.object([("jobs", .array(jobs.map(\.json)))]))
     }
 

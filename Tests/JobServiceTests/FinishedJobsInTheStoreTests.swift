@@ -47,6 +47,9 @@ import Testing
                 #expect(try await scheduler.list(limit: 4).map(\.id) == ["p6", "f5", "c4", "p3"])
                 #expect(try await scheduler.list(limit: 4, after: "c4").map(\.id) == ["p3", "f2", "c1", "c0"])
                 #expect(try await scheduler.list(limit: 2, after: "p3").map(\.id) == ["f2", "c1"])
+                // Past an offset, placed by the store, which holds every job.
+                #expect(try await scheduler.list(limit: 3, offset: 2).map(\.id) == ["c4", "p3", "f2"])
+                #expect(try await scheduler.list(states: [.completed], limit: 5, offset: 1).map(\.id) == ["c1", "c0"])
                 // A key that made a job now finished still names it.
                 try await store.insert(Self.job("k7", .completed, second: 7), idempotencyKey: "key-7")
                 let replay = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/other"), idempotencyKey: "key-7")

@@ -78,13 +78,17 @@ final class InMemoryJobRepository: JobRepository {
     }
 
     func page(states: Set<JobState>, limit: Int, before: String?) async throws -> [JobSnapshot]? {
+        try await page(states: states, limit: limit, before: before, offset: 0)
+    }
+
+    func page(states: Set<JobState>, limit: Int, before: String?, offset: Int) async throws -> [JobSnapshot]? {
         try await call("page") { storage in
             var end = storage.jobs.count
             if let before {
                 guard let index = storage.jobs.firstIndex(where: { $0.job.id == before }) else { return nil }
                 end = index
             }
-            return Array(storage.jobs[..<end].reversed().map(\.job).filter { states.contains($0.state) }.prefix(limit))
+            return Array(storage.jobs[..<end].reversed().map(\.job).filter { states.contains($0.state) }.dropFirst(offset).prefix(limit))
         }
     }
 

@@ -270,6 +270,12 @@ import Testing
             // A cursor of another state still places the page.
             #expect(try await store.page(states: [.completed], limit: 10, before: "j5")?.map(\.id) == ["j4", "j0"])
             #expect(try await store.page(states: finished, limit: 3, before: "nope") == nil)
+            // Past an offset (the dashboard scrolled far): counted along the order, any states.
+            #expect(try await store.page(states: finished, limit: 2, before: nil, offset: 2)?.map(\.id) == ["j4", "j2"])
+            #expect(try await store.page(states: Set(JobState.allCases), limit: 3, before: nil, offset: 6)?.map(\.id) == ["j1", "j0"])
+            #expect(try await store.page(states: [.completed], limit: 10, before: "j7", offset: 1)?.map(\.id) == ["j0"])
+            #expect(try await store.page(states: finished, limit: 3, before: nil, offset: 99)?.isEmpty == true)
+            #expect(try await store.page(states: finished, limit: 3, before: "nope", offset: 1) == nil)
             let counts = try await store.countsByState()
             #expect(counts[.completed] == 3 && counts[.failed] == 2 && counts[.queued] == 1)
             #expect(counts[.paused] == 1 && counts[.running] == 1)

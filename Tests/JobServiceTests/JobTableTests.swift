@@ -34,6 +34,23 @@ import Testing
         #expect(table.countsByState()[.paused] == 3 && table.countsByState()[.queued] == 1 && table.count == 5)
     }
 
+    /// A page past an offset, the same jobs as the pages before it skipped one by one: for
+    /// every state, several, and none (the dashboard's list scrolled far).
+    @Test func aPageAtAnOffsetIsThePageThatManyJobsFurtherOn() {
+        let table = JobTable()
+        let states: [JobState] = [.paused, .queued, .paused, .running, .failed, .paused, .queued]
+        for (index, state) in states.enumerated() { table["j\(index)"] = Self.job("j\(index)", age: Double(index), state: state) }
+        table["j2"] = nil  // a hole
+        for filter in [nil, [.paused], [.paused, .queued], [.completed]] as [Set<JobState>?] {
+            let all = table.list(states: filter, limit: 100, after: nil) ?? []
+            for offset in 0...all.count + 1 {
+                let page = table.list(states: filter, limit: 2, after: nil, offset: offset)?.map(\.id)
+                #expect(page == Array(all.dropFirst(offset).prefix(2)).map(\.id), "\(String(describing: filter)) at \(offset)")
+            }
+        }
+        #expect(table.list(states: [.paused], limit: 5, after: "j6", offset: 1)?.map(\.id) == ["j0"])
+    }
+
     /// Many stored jobs adopted at once (a bulk resume of failed jobs) take their places by
     /// age in one pass, the same places one by one would give them, and leave the store's
     /// count. One by one, each moved every position after it: a million was quadratic.

@@ -195,7 +195,20 @@ import SluiceAPI
             #expect(page1.map { $0["id"] as! String } == [done, ids[4]])
             let page2 = try await service.request(.GET, "/jobs?limit=2&after=\(ids[4])").json()["jobs"] as! [[String: Any]]
             #expect(page2.map { $0["id"] as! String } == [ids[3], ids[2]])
-            for bad in ["/jobs?state=sleeping", "/jobs?limit=0", "/jobs?limit=abc", "/jobs?after=nope"] {
+            // A page far into the list (the dashboard scrolled), filtered or not, with a cursor.
+            let far = try await service.request(.GET, "/jobs?limit=2&offset=4").json()["jobs"] as! [[String: Any]]
+            #expect(far.map { $0["id"] as! String } == [ids[1], ids[0]])
+            let farPaused = try await service.request(.GET, "/jobs?state=paused&offset=3").json()["jobs"] as! [[String: Any]]
+            #expect(farPaused.map { $0["id"] as! String } == [ids[1], ids[0]])
+            let afterAndOffset =
+                try await service.request(.GET, "/jobs?after=\(ids[4])&offset=1&limit=1").json()["jobs"] as! [[String: Any]]
+            #expect(afterAndOffset.map { $0["id"] as! String } == [ids[2]])
+            let past = try await service.request(.GET, "/jobs?offset=6").json()["jobs"] as! [[String: Any]]
+            #expect(past.isEmpty)
+            for bad in [
+                "/jobs?state=sleeping", "/jobs?limit=0", "/jobs?limit=abc", "/jobs?after=nope", "/jobs?offset=-1",
+                "/jobs?offset=x", "/jobs?offset=100000001", "/jobs?offset=99999999999999999999",
+            ] {
                 let reply = try await service.request(.GET, bad)
                 #expect(reply.status == 400, "\(bad)")
                 #expect(reply.errorCode == "invalid_field")

@@ -25,9 +25,11 @@ export class Api {
         this.#prompt = prompt;
     }
 
-    listJobs({ limit = 1000, after } = {}) {
+    listJobs({ limit = 1000, after, offset, state } = {}) {
         const query = new URLSearchParams({ limit: String(limit) });
         if (after) query.set("after", after);
+        if (offset) query.set("offset", String(offset));
+        if (state) query.set("state", state);
         return this.request("GET", `jobs?${query}`);
     }
 

@@ -10,6 +10,7 @@ import { JobDialog } from "./job-dialog.js";
 import { JobRow } from "./job-row.js";
 import { JobsView, STATES } from "./jobs-view.js";
 import { QueuePanel } from "./queue-panel.js";
+import { SpeedTotal } from "./speed-total.js";
 import { TokenPrompt, TokenStore } from "./token.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -22,29 +23,40 @@ const deleteDialog = new DeleteDialog($("#delete-dialog"));
 const list = $("#jobs");
 const counts = { all: $("[data-count=all]") };
 for (const state of STATES) counts[state] = $(`[data-count=${state}]`);
-const view = new JobsView({ list, template: $("#job-template"), empty: $("#jobs-empty"), counts });
+const view = new JobsView({
+    list,
+    template: $("#job-template"),
+    empty: $("#jobs-empty"),
+    counts,
+    api,
+    loadCounts: async () => (await api.getQueue()).counts,
+});
+const speedTotal = new SpeedTotal($("#total-speed"));
 const notice = $("#notice");
 const jobDialog = new JobDialog($("#job-dialog"), api, (job) => view.upsert(job));
 const queuePanel = new QueuePanel($("#queue-form"), $("#bulk-actions"), api, say);
 
 // MARK: Live events
 
-/** Ids of jobs seen since the stream (re)opened: what the service has for sure. */
-let seenSinceOpen = new Set();
-
 const stream = new EventStream("events", api, {
     onEvent(type, data) {
         if (type === "job" && data?.id) {
-            seenSinceOpen.add(data.id);
             view.upsert(data);
+            speedTotal.update(data);
             if (jobDialog.jobID === data.id) jobDialog.update(data);
         } else if (type === "removed" && data?.id) {
             view.remove(data.id);
+            speedTotal.remove(data.id);
+        } else if (type === "reset") {
+            // The service no longer has what was missed: its snapshot follows.
+            speedTotal.clear();
+            view.restart();
         }
     },
-    onOpen(reconnected) {
-        seenSinceOpen = new Set();
-        if (reconnected) forgetJobsDeletedMeanwhile();
+    onOpen() {
+        // The list and counts are read anew (a job deleted while the page was away is no
+        // longer in them); the stream sends what was missed, or a reset and its snapshot.
+        view.refreshSoon();
         queuePanel.load();
     },
     onStatus(state, detail) {
@@ -53,29 +65,6 @@ const stream = new EventStream("events", api, {
         updateTokenButton();
     },
 });
-
-/**
- * After a reconnect the stream sends every current job again, but has no way to say
- * which of ours were deleted while we were away, and no end-of-snapshot marker. So the
- * jobs list is read once, and rows that are in neither it nor the new stream go.
- */
-async function forgetJobsDeletedMeanwhile() {
-    try {
-        const present = new Set();
-        let after;
-        for (;;) {
-            const page = await api.listJobs({ limit: 1000, after });
-            for (const job of page.jobs) present.add(job.id);
-            if (page.jobs.length < 1000) break;
-            after = page.jobs[page.jobs.length - 1].id;
-        }
-        for (const id of view.ids()) {
-            if (!present.has(id) && !seenSinceOpen.has(id)) view.remove(id);
-        }
-    } catch {
-        // The stream will reconnect and try again.
-    }
-}
 
 // MARK: Job actions
 

@@ -2,6 +2,8 @@
 // send the same Authorization header as every other request. Reconnects by itself with
 // exponential backoff (from the server's `retry:` hint up to 30 s, with jitter), and
 // treats 45 s without a byte (the service sends a comment every 15 s) as a dead link.
+// A reconnect sends the last event id (`Last-Event-ID`), so the service sends only what was
+// missed, or `event: reset` and its snapshot when it no longer has that.
 
 import { SSEParser } from "./sse-parser.js";
 
@@ -16,6 +18,7 @@ export class EventStream {
     #attempt = 0;
     #controller = null;
     #wake = null;
+    #lastEventID = "";
 
     /**
      * @param {string} url
@@ -51,7 +54,11 @@ export class EventStream {
             this.#controller = controller;
             try {
                 const response = await fetch(this.#url, {
-                    headers: { Accept: "text/event-stream", ...this.#api.authHeaders() },
+                    headers: {
+                        Accept: "text/event-stream",
+                        ...(this.#lastEventID ? { "Last-Event-ID": this.#lastEventID } : {}),
+                        ...this.#api.authHeaders(),
+                    },
                     cache: "no-store",
                     signal: controller.signal,
                 });
@@ -77,7 +84,8 @@ export class EventStream {
 
     async #read(body, controller) {
         const parser = new SSEParser(
-            ({ type, data }) => {
+            ({ type, data, id }) => {
+                this.#lastEventID = id;
                 let json;
                 try {
                     json = JSON.parse(data);

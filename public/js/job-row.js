@@ -99,6 +99,7 @@ export class JobRow {
         this.#set("error", error, (text) => {
             p.error.hidden = !text;
             p.error.textContent = text;
+            p.error.title = text;
         });
         this.#set("toggle", toggle ? `${toggle.action}|${toggle.label}|${name}` : "", () => {
             p.toggle.hidden = !toggle;

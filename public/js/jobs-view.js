@@ -1,9 +1,11 @@
-// The live job list. Events only record the newest snapshot per job; one
-// requestAnimationFrame later the rows that changed are patched in place (new ones added
-// at the top, newest first), so a burst of 1,000 jobs or many progress events per second
-// cost one layout per frame. Filtering by state is a CSS rule on the list, not a re-render.
+// The job list, windowed: only the rows on screen (and a few beyond) are in the DOM, read
+// a page at a time from the server (`JobPages`), placed by `visibleRows` at their offset in
+// a list as tall as all of them. The server counts and filters; the event stream keeps the
+// rows on screen live. A burst of events costs one render per frame.
 
+import { JobPages, PAGE_SIZE } from "./job-pages.js";
 import { JobRow } from "./job-row.js";
+import { listHeight, pagesFor, visibleRows } from "./list-window.js";
 
 export const STATES = ["queued", "running", "paused", "completed", "failed"];
 
@@ -17,54 +19,91 @@ const EMPTY_TEXT = {
 };
 
 export class JobsView {
-    /** @type {Map<string, JobRow>} */
+    /** @type {Map<string, JobRow>} the rows in the DOM, by job id */
     #rows = new Map();
-    /** @type {Map<string, object | null>} id → newest snapshot, or null when removed */
-    #pending = new Map();
-    #frame = 0;
+    /** @type {Map<string, string>} every job's state as last heard: tells a move from progress */
+    #states = new Map();
+    #pages;
+    #counts = null;
+    #countElements;
     #list;
     #template;
     #empty;
-    #counts;
-    #filter = "all";
+    #frame = 0;
+    #rowHeight = 0;
+    #loadCounts;
+    #refreshTimer = 0;
+    #lastRefresh = 0;
 
     /**
      * @param {{list: HTMLElement, template: HTMLTemplateElement, empty: HTMLElement,
-     *          counts: Record<string, HTMLElement>}} elements
+     *          counts: Record<string, HTMLElement>, api: import("./api.js").Api,
+     *          loadCounts: () => Promise<Record<string, number>>}} parts
      */
-    constructor({ list, template, empty, counts }) {
+    constructor({ list, template, empty, counts, api, loadCounts }) {
         this.#list = list;
         this.#template = template;
         this.#empty = empty;
-        this.#counts = counts;
-        this.#render();
+        this.#countElements = counts;
+        this.#loadCounts = loadCounts;
+        this.#pages = new JobPages(api, () => this.#schedule());
+        addEventListener("scroll", () => this.#schedule(), { passive: true });
+        addEventListener("resize", () => {
+            this.#rowHeight = 0;
+            this.#schedule();
+        });
     }
 
+    get filter() {
+        return this.#pages.filter;
+    }
+
+    /** The list's length under the filter, from the server's counts (null before the first). */
+    get total() {
+        if (!this.#counts) return null;
+        const filter = this.#pages.filter;
+        return filter === "all" ? STATES.reduce((sum, state) => sum + (this.#counts[state] ?? 0), 0) : this.#counts[filter] ?? 0;
+    }
+
+    /** A job as the service now has it (an event, or an action's answer). */
     upsert(job) {
-        this.#pending.set(job.id, job);
-        this.#schedule();
+        const before = this.#states.get(job.id);
+        this.#states.set(job.id, job.state);
+        const index = this.#pages.find(job.id);
+        const filter = this.#pages.filter;
+        if (index !== undefined && (filter === "all" || job.state === filter)) {
+            this.#pages.replace(index, job);
+            this.#rows.get(job.id)?.update(job);
+        }
+        // Made, or moved between states: counts and places change.
+        if (before !== job.state) this.refreshSoon();
     }
 
     remove(id) {
-        this.#pending.set(id, null);
-        this.#schedule();
+        this.#states.delete(id);
+        const row = this.#rows.get(id);
+        if (row) {
+            row.element.remove();
+            this.#rows.delete(id);
+        }
+        this.refreshSoon();
     }
 
-    /** The row of a job, or undefined. */
+    /** Forget the states heard: the event stream starts again with its snapshot. */
+    restart() {
+        this.#states.clear();
+        this.refreshSoon();
+    }
+
+    /** The row of a job on screen, or undefined. */
     row(id) {
         return this.#rows.get(id);
     }
 
-    /** Ids of all jobs shown or about to be. */
-    ids() {
-        const ids = new Set(this.#rows.keys());
-        for (const [id, job] of this.#pending) job ? ids.add(id) : ids.delete(id);
-        return ids;
-    }
-
     setFilter(state) {
-        this.#filter = state;
         this.#list.dataset.filter = state;
+        this.#pages.setFilter(state);
+        scrollTo({ top: Math.min(scrollY, this.#listTop()) });
         this.#render();
     }
 
@@ -73,55 +112,111 @@ export class JobsView {
         this.#list.classList.toggle("stale", stale);
     }
 
-    /** Applies pending changes now rather than at the next frame (tests, focus moves). */
+    /** Reads the counts and the pages on screen again, now. */
+    async refresh() {
+        clearTimeout(this.#refreshTimer);
+        this.#refreshTimer = 0;
+        this.#lastRefresh = performance.now();
+        this.#pages.invalidate();
+        try {
+            this.#counts = await this.#loadCounts();
+        } catch {
+            // Kept as they were; the next change reads them again.
+        }
+        this.#render();
+    }
+
+    /** A refresh at most every 500 ms, however many changes arrive. */
+    refreshSoon() {
+        if (this.#refreshTimer) return;
+        const wait = Math.max(0, 500 - (performance.now() - this.#lastRefresh));
+        this.#refreshTimer = setTimeout(() => this.refresh(), wait);
+    }
+
+    /** Renders now rather than at the next frame (tests, focus moves). */
     flush() {
         cancelAnimationFrame(this.#frame);
         this.#frame = 0;
-        this.#apply();
+        this.#render();
     }
 
     #schedule() {
         if (!this.#frame) this.#frame = requestAnimationFrame(() => this.flush());
     }
 
-    #apply() {
-        if (this.#pending.size === 0) return;
-        const added = [];
-        for (const [id, job] of this.#pending) {
-            let row = this.#rows.get(id);
-            if (!job) {
-                row?.element.remove();
-                this.#rows.delete(id);
-                continue;
-            }
-            if (!row) {
-                row = new JobRow(this.#template, id);
-                this.#rows.set(id, row);
-                added.push(row.element);
-            }
-            row.update(job);
-        }
-        this.#pending.clear();
-        if (added.length > 0) {
-            // Events arrive oldest first; the list shows newest first.
-            const fragment = document.createDocumentFragment();
-            for (let index = added.length - 1; index >= 0; index -= 1) fragment.append(added[index]);
-            this.#list.prepend(fragment);
-        }
-        this.#render();
+    #listTop() {
+        return this.#list.getBoundingClientRect().top + scrollY;
     }
 
-    /** Counts per state in the filter and the empty-list message. */
+    /** One row's height with the gap below it, measured from a row in the list. */
+    #measure() {
+        if (this.#rowHeight) return this.#rowHeight;
+        const probe = this.#rows.values().next().value?.element ?? this.#probe();
+        const gap = parseFloat(getComputedStyle(this.#list).rowGap) || 0;
+        const height = probe.getBoundingClientRect().height;
+        if (!probe.dataset.id) probe.remove();
+        if (height > 0) this.#rowHeight = height + gap;
+        return this.#rowHeight || 100;
+    }
+
+    #probe() {
+        const row = new JobRow(this.#template, "");
+        delete row.element.dataset.id;
+        row.element.style.visibility = "hidden";
+        this.#list.append(row.element);
+        return row.element;
+    }
+
     #render() {
-        const counts = { all: this.#rows.size };
-        for (const state of STATES) counts[state] = 0;
-        for (const row of this.#rows.values()) counts[row.job.state] += 1;
-        for (const [key, element] of Object.entries(this.#counts)) {
-            const text = String(counts[key] ?? 0);
+        const total = this.total ?? 0;
+        const filter = this.#pages.filter;
+        this.#showCounts();
+        this.#empty.hidden = this.#counts === null || total > 0;
+        if (!this.#empty.hidden) this.#empty.textContent = EMPTY_TEXT[filter];
+        const rowHeight = this.#measure();
+        const height = listHeight(total, rowHeight);
+        this.#list.style.height = `${height}px`;
+        // A list of one page is rendered whole (cheap, and the browser's find sees it all);
+        // a longer one only where it is on screen.
+        const { first, last, top } =
+            total <= PAGE_SIZE
+                ? { first: 0, last: total - 1, top: 0 }
+                : visibleRows({ total, rowHeight, scrolled: scrollY - this.#listTop(), viewport: innerHeight });
+        this.#pages.want(pagesFor(first, last, PAGE_SIZE));
+        const shown = new Set();
+        let previous = null;
+        for (let index = first; index <= last; index += 1) {
+            const job = this.#pages.job(index);
+            if (!job || shown.has(job.id)) continue;
+            shown.add(job.id);
+            let row = this.#rows.get(job.id);
+            if (!row) {
+                row = new JobRow(this.#template, job.id);
+                this.#rows.set(job.id, row);
+            }
+            row.update(job);
+            const element = row.element;
+            element.style.transform = `translateY(${top + (index - first) * rowHeight}px)`;
+            element.setAttribute("aria-posinset", String(index + 1));
+            element.setAttribute("aria-setsize", String(total));
+            // In list order in the DOM, for the keyboard and screen readers.
+            const place = previous ? previous.nextElementSibling : this.#list.firstElementChild;
+            if (place !== element) this.#list.insertBefore(element, place);
+            previous = element;
+        }
+        for (const [id, row] of this.#rows) {
+            if (shown.has(id) || row.busy) continue;
+            row.element.remove();
+            this.#rows.delete(id);
+        }
+    }
+
+    #showCounts() {
+        if (!this.#counts) return;
+        const counts = { all: STATES.reduce((sum, state) => sum + (this.#counts[state] ?? 0), 0), ...this.#counts };
+        for (const [key, element] of Object.entries(this.#countElements)) {
+            const text = (counts[key] ?? 0).toLocaleString("en-US");
             if (element.textContent !== text) element.textContent = text;
         }
-        const empty = counts[this.#filter] === 0;
-        this.#empty.hidden = !empty;
-        if (empty) this.#empty.textContent = EMPTY_TEXT[this.#filter];
     }
 }

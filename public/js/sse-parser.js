@@ -1,16 +1,18 @@
 // Incremental parser for the `text/event-stream` format (WHATWG HTML §9.2.6), fed with
-// decoded text as it arrives. Only what Sluice sends matters here: `event:`, `data:`
+// decoded text as it arrives. Only what Sluice sends matters here: `id:`, `event:`, `data:`
 // (several lines are joined with "\n"), `retry:` and `:` comments, with any line ending.
 
 export class SSEParser {
     #buffer = "";
     #event = "";
     #data = [];
+    /** The last event id (kept across events, as EventSource does): sent back on a reconnect. */
+    lastEventID = "";
     #onEvent;
     #onRetry;
 
     /**
-     * @param {(event: {type: string, data: string}) => void} onEvent
+     * @param {(event: {type: string, data: string, id: string}) => void} onEvent
      * @param {(milliseconds: number) => void} onRetry
      */
     constructor(onEvent, onRetry = () => {}) {
@@ -37,7 +39,7 @@ export class SSEParser {
     #line(line) {
         if (line === "") {
             if (this.#data.length > 0) {
-                this.#onEvent({ type: this.#event || "message", data: this.#data.join("\n") });
+                this.#onEvent({ type: this.#event || "message", data: this.#data.join("\n"), id: this.lastEventID });
             }
             this.#event = "";
             this.#data = [];
@@ -51,6 +53,9 @@ export class SSEParser {
         switch (field) {
             case "event":
                 this.#event = value;
+                break;
+            case "id":
+                if (!value.includes("\0")) this.lastEventID = value;
                 break;
             case "data":
                 this.#data.push(value);
