@@ -9,14 +9,18 @@ import SluiceCore
 struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Download one URL with resumable, segmented Range connections.",
+        // One paragraph per line, unwrapped: ArgumentParser wraps help to the terminal, and
+        // lines wrapped here too came out ragged (`the` alone on a line).
         discussion: """
-            The file is written at its offsets as it arrives; FILE.sluice beside it holds the
-            checkpoint until the file is whole. Ctrl-C stops cleanly; -c continues, also after
-            a crash. Proxies: --proxy, else https_proxy, http_proxy, all_proxy and no_proxy as
-            curl reads them. TLS trusts the system store, or SSL_CERT_FILE / SSL_CERT_DIR, plus
-            --cacert. Exit codes: 0 whole and verified, 1 other failure, 3 network (a proxy's
-            refusal included), 4 HTTP status, 5 checksum mismatch, 6 local file error (disk full
-            included), 60 TLS (a certificate not trusted, expired or for another name, or a
+            The file is written at its offsets as it arrives; FILE.sluice beside it holds the \
+            checkpoint until the file is whole. Ctrl-C stops cleanly; -c continues, also after a crash.
+
+            Proxies: --proxy, else https_proxy, http_proxy, all_proxy and no_proxy as curl reads them. \
+            TLS trusts the system store, or SSL_CERT_FILE / SSL_CERT_DIR, plus --cacert.
+
+            Exit codes: 0 whole and verified, 1 other failure, 3 network (a proxy's refusal \
+            included), 4 HTTP status, 5 checksum mismatch, 6 local file error (disk full \
+            included), 60 TLS (a certificate not trusted, expired or for another name, or a \
             failed handshake), 64 usage, 130 interrupted.
             """
     )

@@ -1,6 +1,8 @@
 import ArgumentParser
 import AsyncHTTPClient
+import Configuration
 import Foundation
+import SluiceServer
 import DownloadEngine
 import NIOHTTP1
 import NIOCore
@@ -22,8 +24,8 @@ struct Healthcheck: AsyncParsableCommand {
     var insecure = false
 
     func run() async throws {
-        let scheme = Environment.string("SLUICE_TLS_CERT") == nil ? "http" : "https"
-        let base = url ?? "\(scheme)://127.0.0.1:\(Environment.string("SLUICE_PORT") ?? "8080")"
+        let scheme = ServeSettings.tlsCert.text(nil, in: .processEnvironment) == nil ? "http" : "https"
+        let base = url ?? "\(scheme)://127.0.0.1:\(ServeSettings.port.text(nil, in: .processEnvironment) ?? "8080")"
         let target = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/healthz"
         let trust: TLSTrust
         do {

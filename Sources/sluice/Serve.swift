@@ -5,187 +5,142 @@ import SluiceAPI
 import SluiceServer
 import SluiceCore
 import DownloadEngine
+import Configuration
 import Foundation
+
+private typealias S = ServeSettings
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the service: jobs API, live events, dashboard, Range origin and metrics on one port."
     )
 
-    @Option(help: "Address to bind (env SLUICE_HOST, default 127.0.0.1).")
+    // Each flag's name and help come from its row in `ServeSettings`, which also makes
+    // docs/settings.md's table (checked by SettingsTableTests).
+    @Option(name: .customLong(S.host.name!), help: S.host.argumentHelp)
     var host: String?
 
-    @Option(help: "Port; 0 picks a free one (env SLUICE_PORT, default 8080).")
+    @Option(name: .customLong(S.port.name!), help: S.port.argumentHelp)
     var port: Int?
 
-    @Option(name: .customLong("data"), help: "Data directory (env SLUICE_DATA, default ./sluice-data).")
+    @Option(name: .customLong(S.data.name!), help: S.data.argumentHelp)
     var dataDirectory: String?
 
-    @Option(help: "Directory served under /files/ (env SLUICE_ORIGIN_ROOT, default DATA/documents).")
+    @Option(name: .customLong(S.originRoot.name!), help: S.originRoot.argumentHelp)
     var originRoot: String?
 
-    @Option(help: "Jobs running at once (env SLUICE_MAX_ACTIVE, default 3).")
+    @Option(name: .customLong(S.maxActive.name!), help: S.maxActive.argumentHelp)
     var maxActive: Int?
 
-    @Option(help: "Bearer token every API route requires (env SLUICE_TOKEN).")
+    @Option(name: .customLong(S.token.name!), help: S.token.argumentHelp)
     var token: String?
 
-    @Option(help: "Download rate limit in bytes per second, K/M/G suffixes allowed (env SLUICE_LIMIT_RATE).")
+    @Option(name: .customLong(S.limitRate.name!), help: S.limitRate.argumentHelp)
     var limitRate: String?
 
-    @Option(
-        name: .customLong("public"),
-        help: "Serve the dashboard and openapi.yaml from this directory, for development (env SLUICE_PUBLIC; default: the copy built in)."
-    )
+    @Option(name: .customLong(S.publicDirectory.name!), help: S.publicDirectory.argumentHelp)
     var publicDirectory: String?
 
-    @Flag(help: "Allow a non-loopback address without a token (env SLUICE_INSECURE_NO_AUTH=1).")
+    @Flag(name: .customLong(S.insecureNoAuth.name!), help: S.insecureNoAuth.argumentHelp)
     var insecureNoAuth = false
 
-    @Flag(
-        inversion: .prefixedNo,
-        help: """
-            Let jobs reach loopback, private, link-local and other non-public addresses (env \
-            SLUICE_ALLOW_PRIVATE_NETWORKS=1 or 0; default: allowed on a loopback bind, refused otherwise).
-            """
-    )
+    @Flag(name: .customLong(S.allowPrivateNetworks.name!), inversion: .prefixedNo, help: S.allowPrivateNetworks.argumentHelp)
     var allowPrivateNetworks: Bool?
 
-    @Option(help: "Comma-separated Host names answered besides loopback ones (env SLUICE_ALLOWED_HOSTS).")
+    @Option(name: .customLong(S.allowedHosts.name!), help: S.allowedHosts.argumentHelp)
     var allowedHosts: String?
 
-    @Option(
-        help:
-            "Comma-separated origins of other sites whose pages may call /jsonrpc, such as http://ariang.example:6880 (env SLUICE_ALLOWED_ORIGINS)."
-    )
+    @Option(name: .customLong(S.allowedOrigins.name!), help: S.allowedOrigins.argumentHelp)
     var allowedOrigins: String?
 
-    @Flag(help: "Let aria2.shutdown and aria2.forceShutdown stop the service gracefully (env SLUICE_RPC_ALLOW_SHUTDOWN=1).")
+    @Flag(name: .customLong(S.rpcAllowShutdown.name!), help: S.rpcAllowShutdown.argumentHelp)
     var rpcAllowShutdown = false
 
-    @Option(help: "Open connections at most (env SLUICE_MAX_CONNECTIONS, default 4096).")
+    @Option(name: .customLong(S.maxConnections.name!), help: S.maxConnections.argumentHelp)
     var maxConnections: Int?
 
-    @Option(
-        help:
-            "Free space a download may not reserve, K/M/G suffixes allowed (env SLUICE_MIN_FREE_SPACE; default: the smaller of 512M and 5% of the file system)."
-    )
+    @Option(name: .customLong(S.minFreeSpace.name!), help: S.minFreeSpace.argumentHelp)
     var minFreeSpace: String?
 
-    @Option(help: "URL told (POST, JSON) when any job completes, fails or is removed (env SLUICE_WEBHOOK).")
+    @Option(name: .customLong(S.webhook.name!), help: S.webhook.argumentHelp)
     var webhook: String?
 
-    @Option(
-        help: "Secret that signs webhook calls: Sluice-Signature: t=UNIX,v1=HMAC-SHA256(secret, \"t.BODY\") (env SLUICE_WEBHOOK_SECRET).")
+    @Option(name: .customLong(S.webhookSecret.name!), help: S.webhookSecret.argumentHelp)
     var webhookSecret: String?
 
-    @Option(help: "How long a failing webhook delivery is retried, as 90s, 30m, 24h or 7d (env SLUICE_WEBHOOK_RETRY_FOR, default 24h).")
+    @Option(name: .customLong(S.webhookRetryFor.name!), help: S.webhookRetryFor.argumentHelp)
     var webhookRetryFor: String?
 
-    @Option(
-        help:
-            "How long a delivered or given-up webhook delivery is kept (its body holds the job's URL), as 30m, 24h or 7d (env SLUICE_WEBHOOK_RETENTION, default 7d)."
-    )
+    @Option(name: .customLong(S.webhookRetention.name!), help: S.webhookRetention.argumentHelp)
     var webhookRetention: String?
 
-    @Option(
-        help:
-            "Proxy for every download: http://[user:pass@]host:port or socks5://host:port (env SLUICE_PROXY; else https_proxy, http_proxy, all_proxy and no_proxy as curl reads them)."
-    )
+    @Option(name: .customLong(S.proxy.name!), help: S.proxy.argumentHelp)
     var proxy: String?
 
-    @Option(help: "Connections of all downloads to one host at once, 1-1024 (env SLUICE_MAX_CONNECTIONS_PER_HOST, default 16).")
+    @Option(name: .customLong(S.maxConnectionsPerHost.name!), help: S.maxConnectionsPerHost.argumentHelp)
     var maxConnectionsPerHost: Int?
 
-    @Option(
-        help:
-            "Job store shared by a cluster's nodes: postgres://user:password@host:port/database (env SLUICE_STORE; default: SQLite in the data directory)."
-    )
+    @Option(name: .customLong(S.store.name!), help: S.store.argumentHelp)
     var store: String?
 
-    @Option(help: "This node's name in a cluster, unique among its nodes (env SLUICE_NODE_NAME, default: the host name).")
+    @Option(name: .customLong(S.nodeName.name!), help: S.nodeName.argumentHelp)
     var nodeName: String?
 
-    @Option(
-        help:
-            "How long a node's claim on a job lasts unrenewed, as 15s or 2m; a node silent longer loses its jobs to the others (env SLUICE_LEASE, default 15s)."
-    )
+    @Option(name: .customLong(S.lease.name!), help: S.lease.argumentHelp)
     var lease: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Serve every route over TLS with this certificate chain (PEM, leaf first; env SLUICE_TLS_CERT). SIGHUP reads it again.",
-            valueName: "file"))
+    @Option(name: .customLong(S.tlsCert.name!), help: S.tlsCert.argumentHelp)
     var tlsCert: String?
 
-    @Option(help: ArgumentHelp("The private key of --tls-cert (PEM; env SLUICE_TLS_KEY).", valueName: "file"))
+    @Option(name: .customLong(S.tlsKey.name!), help: S.tlsKey.argumentHelp)
     var tlsKey: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "PEM certificates downloads, webhooks and the store trust besides the system store, or SSL_CERT_FILE / SSL_CERT_DIR when set (env SLUICE_CA_FILE).",
-            valueName: "file"))
+    @Option(name: .customLong(S.caFile.name!), help: S.caFile.argumentHelp)
     var caFile: String?
 
-    @Flag(help: "Let a job set \"insecure\": true to skip verifying its server's certificate (env SLUICE_ALLOW_INSECURE_TLS=1).")
+    @Flag(name: .customLong(S.allowInsecureTLS.name!), help: S.allowInsecureTLS.argumentHelp)
     var allowInsecureTLS = false
 
-    func resolvedConfiguration() throws -> ServiceConfiguration {
-        func integer(_ flag: Int?, _ name: String, default value: Int) throws -> Int {
-            if let flag { return flag }
-            guard let text = Environment.string(name) else { return value }
-            guard let number = Int(text) else { throw ValidationError("\(name) must be a whole number, not \(text)") }
-            return number
+    func resolvedConfiguration(environment env: ConfigReader = .processEnvironment) throws -> ServiceConfiguration {
+        do {
+            return try resolve(env)
+        } catch let error as SettingError {
+            throw ValidationError(error.description)
+        } catch let error as SluiceError {
+            throw ValidationError(error.message)
         }
+    }
+
+    private func resolve(_ env: ConfigReader) throws -> ServiceConfiguration {
         // Absolute from here on: the paths the service reports (aria2's `dir`, which clients
         // send back) must not depend on where it was started, nor carry `./`.
-        let data = URL(fileURLWithPath: dataDirectory ?? Environment.string("SLUICE_DATA") ?? "./sluice-data").standardizedFileURL.path
-        if token == "" || (token == nil && Environment.isSetButEmpty("SLUICE_TOKEN")) {
+        let data = URL(fileURLWithPath: S.data.text(dataDirectory, in: env) ?? "./sluice-data").standardizedFileURL.path
+        if token == "" || (token == nil && S.token.isSetButEmpty(in: env)) {
             throw ValidationError("the token is empty: set --token / SLUICE_TOKEN to a secret, or leave it unset")
         }
         var configuration = ServiceConfiguration(
-            host: host ?? Environment.string("SLUICE_HOST") ?? "127.0.0.1",
-            port: try integer(port, "SLUICE_PORT", default: 8080),
+            host: S.host.text(host, in: env) ?? "127.0.0.1",
+            port: try S.port.integer(port, in: env, default: 8080),
             dataDirectory: data,
-            originRoot: originRoot ?? Environment.string("SLUICE_ORIGIN_ROOT"),
-            maxActive: try integer(maxActive, "SLUICE_MAX_ACTIVE", default: 3),
-            token: token ?? Environment.string("SLUICE_TOKEN"),
-            limitRate: try (limitRate ?? Environment.string("SLUICE_LIMIT_RATE")).map { text in
-                guard let bytes = ByteSize.parse(text, limit: .max), bytes > 0 else {
-                    throw ValidationError("--limit-rate must be a positive byte count, not \(text)")
-                }
-                return bytes
-            },
-            publicDirectory: publicDirectory ?? Environment.string("SLUICE_PUBLIC")
+            originRoot: S.originRoot.text(originRoot, in: env),
+            maxActive: try S.maxActive.integer(maxActive, in: env, default: 3),
+            token: S.token.text(token, in: env),
+            limitRate: try S.limitRate.bytes(limitRate, in: env),
+            publicDirectory: S.publicDirectory.text(publicDirectory, in: env)
         )
-        configuration.allowPrivateNetworks = try allowPrivateNetworks ?? Environment.optionalFlag("SLUICE_ALLOW_PRIVATE_NETWORKS")
-        configuration.allowedHosts = (allowedHosts ?? Environment.string("SLUICE_ALLOWED_HOSTS")).map { list in
-            list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        configuration.allowedOrigins =
-            (allowedOrigins ?? Environment.string("SLUICE_ALLOWED_ORIGINS")).map { list in
-                list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            } ?? []
+        configuration.allowPrivateNetworks = try S.allowPrivateNetworks.onOff(allowPrivateNetworks, in: env)
+        configuration.allowedHosts = S.allowedHosts.text(allowedHosts, in: env).map(Self.list)
+        configuration.allowedOrigins = S.allowedOrigins.text(allowedOrigins, in: env).map(Self.list) ?? []
         for origin in configuration.allowedOrigins where WebOrigin(origin) == nil {
             throw ValidationError(
                 "--allowed-origins: \(origin) is not an origin such as http://ariang.example:6880 (http or https, host, optional port, no path)"
             )
         }
-        configuration.rpcAllowShutdown = rpcAllowShutdown || Environment.flag("SLUICE_RPC_ALLOW_SHUTDOWN")
-        configuration.maxConnections = try integer(maxConnections, "SLUICE_MAX_CONNECTIONS", default: 4096)
-        configuration.minFreeSpace = try (minFreeSpace ?? Environment.string("SLUICE_MIN_FREE_SPACE")).map { text in
-            guard let bytes = ByteSize.parse(text, limit: .max) else {
-                throw ValidationError("--min-free-space must be a byte count with an optional K, M or G suffix, not \(text)")
-            }
-            return bytes
-        }
-        try resolveIntegrations(into: &configuration, integer: integer)
-        guard configuration.maxConnections >= 16 else { throw ValidationError("--max-connections must be at least 16") }
-        guard (0...65535).contains(configuration.port) else { throw ValidationError("--port must be 0...65535") }
-        guard QueueSettings.maxActiveRange.contains(configuration.maxActive) else {
-            throw ValidationError("--max-active must be between 1 and 64")
-        }
-        if !configuration.isLoopbackBind, configuration.token == nil, !(insecureNoAuth || Environment.flag("SLUICE_INSECURE_NO_AUTH")) {
+        configuration.rpcAllowShutdown = S.rpcAllowShutdown.isOn(rpcAllowShutdown, in: env)
+        configuration.maxConnections = try S.maxConnections.integer(maxConnections, in: env, default: 4096)
+        configuration.minFreeSpace = try S.minFreeSpace.bytes(minFreeSpace, in: env)
+        try resolveIntegrations(into: &configuration, env)
+        if !configuration.isLoopbackBind, configuration.token == nil, !S.insecureNoAuth.isOn(insecureNoAuth, in: env) {
             throw ValidationError(
                 "refusing to listen on \(configuration.host) without a token: set --token or SLUICE_TOKEN, "
                     + "or pass --insecure-no-auth (SLUICE_INSECURE_NO_AUTH=1) to accept anyone on the network"
@@ -194,88 +149,62 @@ struct Serve: AsyncParsableCommand {
         return configuration
     }
 
-    /// Webhooks, proxies and the per-host cap (issue 13).
-    private func resolveIntegrations(
-        into configuration: inout ServiceConfiguration, integer: (Int?, String, Int) throws -> Int
-    ) throws {
-        do {
-            if let url = webhook ?? Environment.string("SLUICE_WEBHOOK") {
-                configuration.webhookURL = try EndpointURL(url, schemes: EndpointURL.webhookSchemes, field: "--webhook").text
-            }
-            configuration.proxies = try ProxySettings.from(
-                flag: proxy ?? Environment.string("SLUICE_PROXY"), environment: ProcessInfo.processInfo.environment
-            )
-        } catch let error as SluiceError {
-            throw ValidationError(error.message)
+    static func list(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// Webhooks, proxies, the per-host cap and the cluster (issue 13).
+    private func resolveIntegrations(into configuration: inout ServiceConfiguration, _ env: ConfigReader) throws {
+        if let url = S.webhook.text(webhook, in: env) {
+            configuration.webhookURL = try EndpointURL(url, schemes: EndpointURL.webhookSchemes, field: "--webhook").text
         }
-        if webhookSecret == "" || (webhookSecret == nil && Environment.isSetButEmpty("SLUICE_WEBHOOK_SECRET")) {
+        configuration.proxies = try ProxySettings.from(
+            flag: S.proxy.text(proxy, in: env), environment: ProcessInfo.processInfo.environment
+        )
+        if webhookSecret == "" || (webhookSecret == nil && S.webhookSecret.isSetButEmpty(in: env)) {
             throw ValidationError(
                 "the webhook secret is empty: set --webhook-secret / SLUICE_WEBHOOK_SECRET to a secret, or leave it unset")
         }
-        configuration.webhookSecret = webhookSecret ?? Environment.string("SLUICE_WEBHOOK_SECRET")
-        if let text = webhookRetryFor ?? Environment.string("SLUICE_WEBHOOK_RETRY_FOR") {
-            guard let seconds = DurationText.seconds(text) else {
-                throw ValidationError("--webhook-retry-for must be a duration such as 90s, 30m, 24h or 7d, not \(text)")
-            }
+        configuration.webhookSecret = S.webhookSecret.text(webhookSecret, in: env)
+        if let seconds = try S.webhookRetryFor.seconds(webhookRetryFor, in: env) {
             configuration.webhookSchedule.retryFor = seconds
         }
-        if let text = webhookRetention ?? Environment.string("SLUICE_WEBHOOK_RETENTION") {
-            guard let seconds = DurationText.seconds(text) else {
-                throw ValidationError("--webhook-retention must be a duration such as 30m, 24h or 7d, not \(text)")
-            }
+        if let seconds = try S.webhookRetention.seconds(webhookRetention, in: env) {
             configuration.webhookRetention = .seconds(seconds)
         }
-        configuration.maxConnectionsPerHost = try integer(maxConnectionsPerHost, "SLUICE_MAX_CONNECTIONS_PER_HOST", 16)
-        guard (1...1024).contains(configuration.maxConnectionsPerHost) else {
-            throw ValidationError("--max-connections-per-host must be between 1 and 1024")
+        configuration.maxConnectionsPerHost = try S.maxConnectionsPerHost.integer(maxConnectionsPerHost, in: env, default: 16)
+        if let store = S.store.text(store, in: env) {
+            configuration.store = try PostgresLocation(store)
         }
-        if let store = store ?? Environment.string("SLUICE_STORE") {
-            do {
-                configuration.store = try PostgresLocation(store)
-            } catch let error as SluiceError {
-                throw ValidationError(error.message)
-            }
-        }
-        if let name = nodeName ?? Environment.string("SLUICE_NODE_NAME") {
+        if let name = S.nodeName.text(nodeName, in: env) {
             guard NodeName.isValid(name) else {
                 throw ValidationError("--node-name must be 1-64 letters, digits, '.', '_' or '-', not \(name)")
             }
             configuration.nodeName = name
         }
-        try resolveTLS(into: &configuration)
-        if let text = lease ?? Environment.string("SLUICE_LEASE") {
-            guard let seconds = DurationText.seconds(text), seconds >= 1, seconds <= 3600 else {
-                throw ValidationError("--lease must be a duration from 1s to 1h, such as 15s or 2m, not \(text)")
-            }
+        try resolveTLS(into: &configuration, env)
+        if let seconds = try S.lease.seconds(lease, in: env) {
             configuration.lease = .seconds(seconds)
         }
     }
 
     /// TLS served and trusted (issue 19): the pair must come together and be usable, so a
     /// typo fails at start, not at the first connection.
-    private func resolveTLS(into configuration: inout ServiceConfiguration) throws {
-        let certificate = tlsCert ?? Environment.string("SLUICE_TLS_CERT")
-        let key = tlsKey ?? Environment.string("SLUICE_TLS_KEY")
+    private func resolveTLS(into configuration: inout ServiceConfiguration, _ env: ConfigReader) throws {
+        let certificate = S.tlsCert.text(tlsCert, in: env)
+        let key = S.tlsKey.text(tlsKey, in: env)
         switch (certificate, key) {
         case (nil, nil): break
         case (.some, nil): throw ValidationError("--tls-cert needs --tls-key (SLUICE_TLS_KEY): the certificate's private key")
         case (nil, .some): throw ValidationError("--tls-key needs --tls-cert (SLUICE_TLS_CERT): the certificate chain")
         case (let certificate?, let key?):
-            do {
-                _ = try ServerCertificate(certificatePath: certificate, keyPath: key)
-            } catch let error as SluiceError {
-                throw ValidationError(error.message)
-            }
+            _ = try ServerCertificate(certificatePath: certificate, keyPath: key)
             configuration.tlsCertificate = certificate
             configuration.tlsKey = key
         }
-        configuration.caFile = caFile ?? Environment.string("SLUICE_CA_FILE")
-        do {
-            _ = try TLSTrust.make(caFile: configuration.caFile, environment: ProcessInfo.processInfo.environment)
-        } catch let error as SluiceError {
-            throw ValidationError(error.message)
-        }
-        configuration.allowInsecureTLS = allowInsecureTLS || Environment.flag("SLUICE_ALLOW_INSECURE_TLS")
+        configuration.caFile = S.caFile.text(caFile, in: env)
+        _ = try TLSTrust.make(caFile: configuration.caFile, environment: ProcessInfo.processInfo.environment)
+        configuration.allowInsecureTLS = S.allowInsecureTLS.isOn(allowInsecureTLS, in: env)
     }
 
     func run() async throws {
@@ -284,7 +213,7 @@ struct Serve: AsyncParsableCommand {
         // The API answers first: downloads take the cycles it leaves.
         DataPlane.yieldToControlPlane()
         var logger = Logger(label: "sluice")
-        logger.logLevel = Environment.string("SLUICE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
+        logger.logLevel = S.logLevel.text(nil, in: .processEnvironment).flatMap(Logger.Level.init(rawValue:)) ?? .info
         let service: SluiceService
         do {
             service = try await buildService(configuration: configuration, logger: logger) { url in

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import Logging
 import SluiceAPI
@@ -31,14 +32,14 @@ struct Token: AsyncParsableCommand {
             logger.logLevel = .warning
             let location: PostgresLocation?
             do {
-                location = try (store ?? Environment.string("SLUICE_STORE")).map { try PostgresLocation($0) }
+                location = try ServeSettings.store.text(store, in: .processEnvironment).map { try PostgresLocation($0) }
             } catch let error as SluiceError {
                 throw ValidationError(error.message)
             }
             return try await Token.run {
                 try await OpenedTokenStore.open(
-                    dataDirectory: dataDirectory ?? Environment.string("SLUICE_DATA") ?? "./sluice-data", store: location,
-                    caFile: caFile ?? Environment.string("SLUICE_CA_FILE"), logger: logger
+                    dataDirectory: ServeSettings.data.text(dataDirectory, in: .processEnvironment) ?? "./sluice-data", store: location,
+                    caFile: ServeSettings.caFile.text(caFile, in: .processEnvironment), logger: logger
                 )
             }
         }
