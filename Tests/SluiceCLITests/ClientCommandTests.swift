@@ -141,6 +141,34 @@ import Testing
         }
     }
 
+    /// Off a terminal, `watch` prints a line per job as it appears and as its state changes,
+    /// and one when it goes; with --json, each event's JSON.
+    @Test func watchPrintsALinePerChangeOffATerminal() async throws {
+        try await Self.withService { url in
+            let watch = try ChildProcess(arguments: ["watch", "--server", url], environment: ["SLUICE_TOKEN": Self.token])
+            let json = try ChildProcess(arguments: ["watch", "--json", "--server", url], environment: ["SLUICE_TOKEN": Self.token])
+            let auth = "Authorization: Bearer \(Self.token)"
+            // The first job is made once both streams are open: its creation is then an event,
+            // not part of a snapshot, and a second one proves the streams are live.
+            _ = try await Self.sluice(["add", "\(url)/testdata/1K", "-H", auth, "--paused"], url)
+            _ = try await watch.waitForLine(containing: " paused ")
+            _ = try await json.waitForLine(containing: "\"state\":\"paused\"")
+            let added = try await Self.sluice(["add", "\(url)/testdata/64K", "-o", "watched.bin", "-H", auth], url)
+            let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let completed = try await watch.waitForLine(containing: "completed")
+            #expect(completed.hasPrefix(id) && completed.contains("watched.bin"), "\(completed)")
+            let decoded = try await json.waitForLine(containing: "\"completed\"")
+            let job = try Self.decoder.decode(JobSnapshot.self, from: Data(decoded.utf8))
+            #expect(job.id == id && job.state == .completed)
+            #expect(try await Self.sluice(["rm", id], url).status == 0)
+            _ = try await watch.waitForLine(containing: "\(id) removed")
+            for process in [watch, json] {
+                process.signal(SIGINT)
+                _ = try await process.finish(timeout: .seconds(10))
+            }
+        }
+    }
+
     @Test func anUnreachableServiceIsOneLineNamingItsHostAndPort() async throws {
         let run = try await Self.sluice(["ls"], "http://127.0.0.1:1")
         #expect(run.status == 3)
