@@ -92,7 +92,7 @@ if [ -n "$postgres_dir" ]; then
     # database of its own: the scheduler then runs as a cluster node. A new suite is in it
     # by being in the target; a test of the SQLite store's own files opts out itself
     # (`ServiceHarness.onPostgres`). None of its suites is about store outages (those are
-    # heavy, and keep the contract's 2 s): their commands get 6 s of store time, which a
-    # healthy PostgreSQL under this pass's load on 2 cores now and then needed past 2 s.
+    # heavy, and keep the 2 s of docs/job-service.md): their commands get 6 s of store time,
+    # which a healthy PostgreSQL under this pass's load on 2 cores now and then needed past 2 s.
     SLUICE_TEST_STORE=postgres SLUICE_TEST_STORE_BUDGET=6 run_pass --filter 'SluiceAPITests\.' --skip "$heavy"
 fi

@@ -11,7 +11,8 @@ import NIOHTTP1
 import X509
 
 /// Every request a download makes goes through here, so that two rules hold for each of
-/// them — the probe, every segment, every redirect hop (CONTRACT §6):
+/// them — the probe, every segment, every redirect hop (docs/security.md, "Targets" and
+/// "Credentials"):
 /// - **Targets.** Under a public-only policy, the address connected to must be public. A
 ///   literal address is checked as written (in every form the resolver accepts); a name is
 ///   resolved here, checked, and the connection pinned to the checked address (through

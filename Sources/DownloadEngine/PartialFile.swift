@@ -83,10 +83,10 @@ final class PartialFile: Sendable {
     }
 
     /// Reserves the file's full length up front, so that a full disk shows at the start
-    /// rather than half way, but only when it fits above `floor` (CONTRACT §6): otherwise
-    /// `no_space`, or `file_too_large` when the file system could never hold it. A failed
-    /// reservation gives back what it took. Where the file system cannot reserve, the check
-    /// alone is made.
+    /// rather than half way, but only when it fits above `floor` (docs/security.md, "Disk"):
+    /// otherwise `no_space`, or `file_too_large` when the file system could never hold it. A
+    /// failed reservation gives back what it took. Where the file system cannot reserve, the
+    /// check alone is made.
     func reserve(_ length: Int64, keepingFree floor: Int64?) throws {
         guard length > 0 else { return }
         guard let fileSystem = FileSystemSpace(descriptor: descriptor), let status = FileStatus(descriptor: descriptor) else {

@@ -2,7 +2,7 @@ import Foundation
 public import SluiceCore
 import Synchronization
 
-/// A change the live event streams carry (CONTRACT §3).
+/// A change the live event streams carry (docs/api.md, "Events").
 public enum JobEvent: Sendable, Equatable {
     case job(JobSnapshot)
     case removed(id: String)

@@ -424,7 +424,7 @@ struct JobMachine<Run: RunHandle> {
     }
 
     /// A run reported progress at `now` (real time): at most one progress event per job
-    /// every 250 ms (CONTRACT §3), whatever the engine's pace.
+    /// every 250 ms (docs/api.md, "Events"), whatever the engine's pace.
     mutating func progressed(id: String, generation: Int, now: ContinuousClock.Instant) -> ProgressTake {
         guard runs.running(id)?.generation == generation else { return .ignore }
         if let last = runs[id].lastProgressEvent, now - last < .milliseconds(240) { return .keep }

@@ -66,7 +66,8 @@ extension JobScheduler {
         guard !states.isEmpty else { return 0 }
         var count = 0
         // A stop of the service (or of the request) ends the clear between two pages: the
-        // rest stays stored, and the service exits in its 5 s (CONTRACT §1).
+        // rest stays stored, and the service exits in its 5 s (docs/settings.md, "Starting and
+        // stopping").
         while jobs.storedOnly(in: states) > 0, !isShuttingDown, !Task.isCancelled {
             StoreCallBudget.renew()
             // Newest first; what a page removed is not in the next.

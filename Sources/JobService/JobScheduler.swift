@@ -39,7 +39,8 @@ public actor JobScheduler {
         /// the PostgreSQL test pass's load stops took up to 3 s.
         public var settleLimit: Duration = .seconds(15)
         /// What a command, or the service's own work, may spend waiting on the store
-        /// (`StoreCallBudget`): the contract's 2 s unless a test pass sets more.
+        /// (`StoreCallBudget`): 2 s (docs/job-service.md, "Store calls") unless a test pass
+        /// sets more.
         public var storeBudget: Duration = StoreCallBudget.request
 
         public init(
@@ -364,7 +365,7 @@ public actor JobScheduler {
 
     public nonisolated func countsByState() -> [JobState: Int] { jobs.countsByState() }
 
-    /// At most this many jobs in an event stream's first snapshot (CONTRACT §3).
+    /// At most this many jobs in an event stream's first snapshot (docs/api.md, "Events").
     public static let snapshotLimit = 1000
 
     /// What a new event stream sends first, then what changes after it, with no gap between

@@ -1,9 +1,9 @@
 public import SluiceCore
 
-/// What the HTTP API asks of the job service (CONTRACT §2, §3). `JobScheduler` is the
-/// implementation; the API knows only this protocol, so its routes can be tested in-process
-/// against any service, and the service can change (a cluster of them, say) without the
-/// routes knowing.
+/// What the HTTP API asks of the job service (docs/api.md, "Routes" and "Events").
+/// `JobScheduler` is the implementation; the API knows only this protocol, so its routes can be
+/// tested in-process against any service, and the service can change (a cluster of them, say)
+/// without the routes knowing.
 public protocol JobService: Sendable {
     /// Creates a job, or with an idempotency key already used in the last day, returns the
     /// job it made (`replayed`).

@@ -11,8 +11,9 @@ public final class StoreCallBudget: Sendable {
     /// store's own timeouts.
     @TaskLocal public static var current: StoreCallBudget?
 
-    /// What a request to the API may spend on the store, from its arrival: 2 s (CONTRACT).
-    /// The service's `storeBudget` is this unless a test pass sets another.
+    /// What a request to the API may spend on the store, from its arrival: 2 s
+    /// (docs/job-service.md, "Store calls"). The service's `storeBudget` is this unless a test
+    /// pass sets another.
     public static let request: Duration = .seconds(2)
 
     private let length: Duration

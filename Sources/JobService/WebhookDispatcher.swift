@@ -16,7 +16,8 @@ public import SluiceCore
 /// the timeout, on `WebhookSchedule`'s backoff. Nothing here is awaited by a download.
 ///
 /// With a secret every attempt is signed: `Sluice-Signature: t=UNIX,v1=HEX`, where `v1`
-/// is HMAC-SHA256(secret, "t.BODY") (the README shows how to check it).
+/// is HMAC-SHA256(secret, "t.BODY") (docs/webhooks.md, "A receiver that checks the signature",
+/// shows how to check it).
 public final class WebhookDispatcher: Sendable {
     public struct Configuration: Sendable {
         /// Told of every job's events.

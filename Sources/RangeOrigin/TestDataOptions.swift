@@ -1,6 +1,6 @@
 import SluiceCore
 
-/// The query parameters of `/testdata/SIZE` that shape the answer (CONTRACT §5).
+/// The query parameters of `/testdata/SIZE` that shape the answer (docs/origin.md, "Faults").
 struct TestDataOptions: Sendable {
     var size: Int64
     var seed: UInt64 = 0
@@ -35,7 +35,8 @@ struct TestDataOptions: Sendable {
             func flag() -> Bool { value == "1" || value == "true" }
             switch key {
             case "seed":
-                // Seeds cover the whole UInt64 range (CONTRACT §5's arithmetic wraps).
+                // Seeds cover the whole UInt64 range (the arithmetic of docs/origin.md,
+                // "Generated test data", wraps).
                 guard let value = UInt64(value) else {
                     throw SluiceError(.invalidField, "seed must be a whole number in 0...\(UInt64.max)", field: "seed")
                 }

@@ -3,7 +3,7 @@ import Hummingbird
 import SluiceCore
 import SluiceHTTP
 
-/// What a browser on the same machine could be tricked into (CONTRACT §6):
+/// What a browser on the same machine could be tricked into (docs/security.md, "Browsers"):
 /// - DNS rebinding: a page on `attacker.example` whose name now resolves to 127.0.0.1 sends
 ///   `Host: attacker.example`. When the `Host` must be checked, only loopback names and the
 ///   `--allowed-hosts` list are answered; anything else gets 421.

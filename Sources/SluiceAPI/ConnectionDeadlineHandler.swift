@@ -1,10 +1,10 @@
 import NIOCore
 import NIOHTTPTypes
 
-/// Closes connections that hold a slot without using it (CONTRACT §6): a new connection
-/// must send its request head within `headTimeout`; a keep-alive connection with no request
-/// in progress is closed after `idleTimeout`. A request in progress, however long (an SSE
-/// stream, a slow download), is never timed out here.
+/// Closes connections that hold a slot without using it (docs/security.md, "Connections"): a
+/// new connection must send its request head within `headTimeout`; a keep-alive connection with
+/// no request in progress is closed after `idleTimeout`. A request in progress, however long
+/// (an SSE stream, a slow download), is never timed out here.
 final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart

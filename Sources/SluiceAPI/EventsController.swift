@@ -7,7 +7,7 @@ import ServiceLifecycle
 import SluiceCore
 import SluiceHTTP
 
-/// `GET /events` and `GET /jobs/ID/events`: Server-Sent Events (CONTRACT §3).
+/// `GET /events` and `GET /jobs/ID/events`: Server-Sent Events (docs/api.md, "Events").
 struct EventsController {
     let jobs: any JobService
     var keepAlive: Duration = .seconds(15)

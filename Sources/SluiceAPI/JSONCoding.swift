@@ -5,7 +5,7 @@ import NIOCore
 import SluiceCore
 import SluiceHTTP
 
-/// JSON in and out of the API, with the contract's limits and error codes.
+/// JSON in and out of the API, with the limits and error codes of docs/api.md, "Errors".
 enum JSONCoding {
     static let maximumBodySize = 64 << 10
 

@@ -5,8 +5,8 @@ import Hummingbird
 import SluiceCore
 import SluiceHTTP
 
-/// `/jobs`: create, list, read, edit, pause, resume, delete, one job or many (CONTRACT §2),
-/// and a job's segments and webhook deliveries.
+/// `/jobs`: create, list, read, edit, pause, resume, delete, one job or many (docs/api.md,
+/// "Routes"), and a job's segments and webhook deliveries.
 struct JobsController {
     let jobs: any JobService
 

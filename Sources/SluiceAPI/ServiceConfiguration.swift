@@ -20,7 +20,8 @@ public struct ServiceConfiguration: Sendable {
     public var retry: RetryPolicy
     public var stallTimeout: Double
     /// Whether jobs may reach loopback, private and link-local addresses; nil decides by
-    /// the bind address: allowed on a loopback bind, refused on any other (CONTRACT §6).
+    /// the bind address: allowed on a loopback bind, refused on any other (docs/security.md,
+    /// "Targets").
     public var allowPrivateNetworks: Bool?
     /// `Host` names answered besides loopback ones; nil: see `hostCheck`.
     public var allowedHosts: [String]?
@@ -63,9 +64,9 @@ public struct ServiceConfiguration: Sendable {
     /// that, and with each checkpoint); a node silent longer loses its jobs to the others.
     public var lease: Duration = .seconds(15)
     /// What a request may spend waiting on the job store before it answers 503
-    /// `store_unavailable` (`StoreCallBudget`): 2 s, the contract's. Not a flag; a test pass
-    /// that is not about store outages sets more (under its load on 2 cores, a healthy
-    /// PostgreSQL's round trips added up past 2 s now and then).
+    /// `store_unavailable` (`StoreCallBudget`): 2 s (docs/job-service.md, "Store calls"). Not a
+    /// flag; a test pass that is not about store outages sets more (under its load on 2 cores,
+    /// a healthy PostgreSQL's round trips added up past 2 s now and then).
     public var storeBudget: Duration = StoreCallBudget.request
     /// The certificate chain and key the port is served with over TLS (`--tls-cert`,
     /// `--tls-key`; PEM); nil for plain HTTP.
@@ -129,7 +130,7 @@ public struct ServiceConfiguration: Sendable {
     }
 
     /// Throws when the configuration cannot be served: an empty token, or a `--webhook` that
-    /// names a literal address jobs may not reach (CONTRACT §6 applies to webhooks too).
+    /// names a literal address jobs may not reach (docs/webhooks.md, "Where calls may go").
     public func validate() throws {
         _ = try tokenDigest()
         for origin in allowedOrigins where WebOrigin(origin) == nil {

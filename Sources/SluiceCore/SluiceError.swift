@@ -19,8 +19,8 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let payloadTooLarge = Code(rawValue: "payload_too_large")
         public static let unsupportedMediaType = Code(rawValue: "unsupported_media_type")
         public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
-        /// The job's URL names an address the service may not reach (CONTRACT §6); also a
-        /// download failure when a name or a redirect leads there.
+        /// The job's URL names an address the service may not reach (docs/security.md,
+        /// "Targets"); also a download failure when a name or a redirect leads there.
         public static let forbiddenTarget = Code(rawValue: "forbidden_target")
         /// 421: the `Host` is not one this service answers for (DNS rebinding).
         public static let misdirectedRequest = Code(rawValue: "misdirected_request")

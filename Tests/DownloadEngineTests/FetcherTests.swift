@@ -11,8 +11,9 @@ import Synchronization
 import Testing
 import NIOHTTP1
 
-/// CONTRACT §6 on every request a download makes: the address connected to (each redirect
-/// hop included) is checked, and credentials stay with the job URL's origin.
+/// docs/security.md, "Targets" and "Credentials", on every request a download makes: the
+/// address connected to (each redirect hop included) is checked, and credentials stay with the
+/// job URL's origin.
 @Suite struct FetcherTests {
     /// Headers each path received, as `path: [header: value]`.
     final class HeaderLog: Sendable {

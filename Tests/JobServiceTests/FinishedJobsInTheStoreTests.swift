@@ -54,8 +54,8 @@ import Testing
                 try await store.insert(Self.job("k7", .completed, second: 7), idempotencyKey: "key-7")
                 let replay = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/other"), idempotencyKey: "key-7")
                 #expect(replay.replayed && replay.job.id == "k7")
-                // CONTRACT §3: the event stream's first snapshot has the stored jobs too, oldest
-                // first; a stream of one stored job starts with it.
+                // docs/api.md, "Events": the event stream's first snapshot has the stored jobs
+                // too, oldest first; a stream of one stored job starts with it.
                 let all = try await scheduler.subscribe()
                 all.changes.cancel()
                 #expect(all.initial.map(\.event.jobID) == ["c0", "c1", "f2", "p3", "c4", "f5", "p6", "k7"])

@@ -6,7 +6,7 @@ import Foundation
 import SluiceTestSupport
 import Testing
 
-/// CONTRACT §6, files: only regular files are served, without blocking, and no file date
+/// docs/security.md, "Files": only regular files are served, without blocking, and no file date
 /// can crash the process.
 @Suite struct HostileFilesTests {
     @Test func aFIFOIsRefusedAtOnceAndBlocksNothing() async throws {

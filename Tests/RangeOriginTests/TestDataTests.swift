@@ -3,7 +3,8 @@ import SluiceTestSupport
 import Testing
 
 @Suite struct TestDataTests {
-    /// splitmix64 as the contract writes it, independent of the origin's generator.
+    /// splitmix64 as docs/origin.md, "Generated test data", writes it, independent of the
+    /// origin's generator.
     static func expected(_ range: Range<Int>, seed: UInt64 = 0) -> [UInt8] {
         range.map { offset in
             var z = seed &+ UInt64(offset / 8) &+ 0x9E37_79B9_7F4A_7C15
@@ -22,7 +23,8 @@ import Testing
 
     @Test(arguments: [
         ("0", 0, UInt64(0)), ("1", 1, 0), ("9", 9, 3), ("1000", 1000, 0), ("1K", 1024, 77), ("1M", 1 << 20, 5),
-        // Seeds past Int64.max: CONTRACT §5 takes the whole UInt64 range.
+        // Seeds past Int64.max: docs/origin.md, "Generated test data", takes the whole
+        // UInt64 range.
         ("100", 100, UInt64(1) << 63), ("100", 100, UInt64.max), ("64K", 64 << 10, UInt64.max - 3),
     ])
     func wholeBodies(size: String, count: Int, seed: UInt64) async throws {

@@ -9,8 +9,8 @@ import SluiceTestSupport
 import Testing
 import NIOHTTP1
 
-/// CONTRACT §2's token rule: deny by default, decided on the route a request is routed
-/// to, whatever the spelling of its path.
+/// The token rule (docs/api.md, "Authentication"): deny by default, decided on the route a
+/// request is routed to, whatever the spelling of its path.
 @Suite struct AuthPerimeterTests {
     /// Spellings of `path` that a router or a proxy might treat as the same route.
     static func spellings(of path: String) -> [String] {

@@ -5,7 +5,8 @@ import SluiceTestSupport
 import Testing
 import NIOHTTP1
 
-/// CONTRACT §6, browsers: DNS rebinding (421), CSRF (403), and what a downloaded page may do.
+/// docs/security.md, "Browsers": DNS rebinding (421), CSRF (403), and what a downloaded page
+/// may do.
 @Suite struct BrowserGuardTests {
     /// `--allowed-origins`' values and `Origin` headers: scheme, host and port, nothing more.
     @Test func originsAreSchemeHostAndPortOnly() {

@@ -7,7 +7,7 @@ import SluiceTestSupport
 import Testing
 import NIOHTTP1
 
-/// CONTRACT §6, connections: idle and half-sent connections cannot starve the API.
+/// docs/security.md, "Connections": idle and half-sent connections cannot starve the API.
 @Suite(.serialized) struct ConnectionLimitTests {
     @Test func twoThousandHalfOpenConnectionsLeaveTheAPIAnswering() async throws {
         OpenFileLimit.raiseToHardLimit()

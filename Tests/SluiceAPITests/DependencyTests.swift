@@ -61,8 +61,9 @@ import Testing
         }
     }
 
-    /// CONTRACT §2: a resume answers `queued` or `running`. Resuming a job whose dependency
-    /// is still failed used to fail it again at once (and answer `failed`); it waits now.
+    /// docs/api.md, "Routes": a resume answers `queued` or `running`. Resuming a job whose
+    /// dependency is still failed used to fail it again at once (and answer `failed`); it
+    /// waits now.
     @Test func aJobResumedBeforeItsFailedDependencyWaitsForIt() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let a =

@@ -35,8 +35,8 @@ import NIOHTTP1
 
     static let skipMessage: Comment = "mounting a tmpfs is not permitted here: disk-full behaviour is not tested"
 
-    /// CONTRACT §6: space is reserved up front only when it fits above the floor; a job
-    /// that does not fit fails at once with `no_space`, others go on, and a job that had
+    /// docs/security.md, "Disk": space is reserved up front only when it fits above the floor;
+    /// a job that does not fit fails at once with `no_space`, others go on, and a job that had
     /// its space keeps it.
     @Test(.enabled(if: SmallFileSystem.available, skipMessage))
     func aJobThatDoesNotFitFailsAtOnceAndOthersKeepTheirSpace() async throws {

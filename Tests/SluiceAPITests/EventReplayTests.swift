@@ -4,7 +4,7 @@ import SluiceCore
 import SluiceTestSupport
 import Testing
 
-/// CONTRACT §3 (new): every event has an `id:`; a client that reconnects with
+/// docs/api.md, "Events": every event has an `id:`; a client that reconnects with
 /// `Last-Event-ID` gets what it missed, or `reset` and a snapshot; the snapshot is bounded;
 /// a subscriber that stops reading is held to a bounded queue.
 @Suite struct EventReplayTests {

@@ -5,7 +5,8 @@ import SluiceTestSupport
 import Testing
 import NIOHTTP1
 
-/// CONTRACT §6's input limits and file modes, and the shape of what every answer looks like.
+/// The input limits and file modes (docs/security.md, "Input" and "Files"), and the shape of
+/// what every answer looks like.
 @Suite struct InputLimitTests {
     @Test func urlsAndHeadersAreBounded() async throws {
         try await ServiceHarness.with { (service: ServiceHarness) async throws in

@@ -232,7 +232,8 @@ import Testing
                 #expect((try reply.json()["error"] as? [String: Any])?["code"] as? Int == code, "\(body)")
             }
             #expect(try await service.request(.GET, "/jsonrpc").status == 405)
-            // A page of another site may not make jobs through it (CONTRACT §6's Origin rule).
+            // A page of another site may not make jobs through it (the Origin rule of
+            // docs/security.md, "Browsers").
             let crossSite = try await service.request(
                 .POST, "/jsonrpc", json: #"{"method":"aria2.addUri","params":[["http://127.0.0.1:1/x"]]}"#,
                 headers: ["Origin": "http://evil.example"])

@@ -2,7 +2,7 @@ import Foundation
 import SluiceTestSupport
 
 /// An API answer, through a socket (`ServiceHarness`) or in-process (`RouterHarness`),
-/// read as the contract's JSON.
+/// read as the API's JSON (docs/api.md).
 protocol JSONReply: Sendable {
     var bodyData: Data { get }
 }
@@ -15,6 +15,6 @@ extension JSONReply {
         return object
     }
 
-    /// `error.code` of an error body (CONTRACT §2).
+    /// `error.code` of an error body (docs/api.md, "Errors").
     var errorCode: String? { ((try? json())?["error"] as? [String: Any])?["code"] as? String }
 }

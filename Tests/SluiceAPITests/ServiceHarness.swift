@@ -19,9 +19,10 @@ struct ServiceHarness: Sendable {
     /// a test of the SQLite store's own file says so with `.disabled(if: onPostgres, …)`.
     static var onPostgres: Bool { ProcessInfo.processInfo.environment["SLUICE_TEST_STORE"] == "postgres" }
 
-    /// The services' store budget: the contract's 2 s, or `SLUICE_TEST_STORE_BUDGET` seconds.
-    /// The cluster API pass (`scripts/test.sh`) is not about store outages and sets more: under
-    /// its load a healthy PostgreSQL's round trips added up past 2 s now and then.
+    /// The services' store budget: 2 s (docs/job-service.md, "Store calls"), or
+    /// `SLUICE_TEST_STORE_BUDGET` seconds. The cluster API pass (`scripts/test.sh`) is not
+    /// about store outages and sets more: under its load a healthy PostgreSQL's round trips
+    /// added up past 2 s now and then.
     static var storeBudget: Duration {
         guard let text = ProcessInfo.processInfo.environment["SLUICE_TEST_STORE_BUDGET"], let seconds = Int(text), seconds > 0 else {
             return StoreCallBudget.request

@@ -5,7 +5,7 @@ import SluiceTestSupport
 import Testing
 import NIOHTTP1
 
-/// CONTRACT §6, targets: a service bound beyond loopback refuses jobs that would reach
+/// docs/security.md, "Targets": a service bound beyond loopback refuses jobs that would reach
 /// loopback, private or link-local addresses, and sends them no request at all.
 @Suite struct TargetPolicyServiceTests {
     static func exposed(_ configuration: inout ServiceConfiguration) {

@@ -1,4 +1,4 @@
-// The jobs API (CONTRACT §2) over fetch: JSON in and out, the bearer token when there is
+// The jobs API (docs/api.md) over fetch: JSON in and out, the bearer token when there is
 // one, a token prompt and one retry on 401, and `{"error":{"code","message"}}` bodies
 // turned into ApiError.
 

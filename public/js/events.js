@@ -1,5 +1,5 @@
-// The live event stream (CONTRACT §3) read with fetch rather than EventSource, so it can
-// send the same Authorization header as every other request. Reconnects by itself with
+// The live event stream (docs/api.md, "Events") read with fetch rather than EventSource, so it
+// can send the same Authorization header as every other request. Reconnects by itself with
 // exponential backoff (from the server's `retry:` hint up to 30 s, with jitter), and
 // treats 45 s without a byte (the service sends a comment every 15 s) as a dead link.
 // A reconnect sends the last event id (`Last-Event-ID`), so the service sends only what was

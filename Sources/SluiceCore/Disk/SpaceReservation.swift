@@ -1,4 +1,4 @@
-/// Whether a download of an announced size may reserve its space (CONTRACT §6, disk):
+/// Whether a download of an announced size may reserve its space (docs/security.md, "Disk"):
 /// only when what it still needs fits in the free space less a floor kept for the job store
 /// and other jobs. Pure: the file system's numbers in, a verdict out. Every product of
 /// sizes a remote or a file system announces is checked for overflow.

@@ -1,6 +1,6 @@
-/// When to try again after a transient failure (CONTRACT §4): exponential backoff from
-/// `base` doubling to `maximum`, with jitter, at least any `Retry-After`; and give up after
-/// `maximumFailures` consecutive failures without progress.
+/// When to try again after a transient failure (docs/downloads.md, "Retries"): exponential
+/// backoff from `base` doubling to `maximum`, with jitter, at least any `Retry-After`; and give
+/// up after `maximumFailures` consecutive failures without progress.
 public struct RetryPolicy: Sendable, Equatable {
     public var base: Double
     public var maximum: Double

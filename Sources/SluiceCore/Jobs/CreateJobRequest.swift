@@ -169,7 +169,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         }
     }
 
-    /// CONTRACT §6's input limits: what one job may make the service store and send.
+    /// The input limits (docs/security.md, "Input"): what one job may make the service store
+    /// and send.
     public static let maximumURLBytes = 8 << 10
     public static let maximumHeaderCount = 64
     public static let maximumHeaderBytes = 8 << 10

@@ -190,7 +190,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         return bytesTotal == 0 ? 0 : min(1, Double(bytesDone) / Double(bytesTotal))
     }
 
-    // MARK: JSON (CONTRACT §2): every key present, nulls included.
+    // MARK: JSON (docs/api.md, "A job"): every key present, nulls included.
 
     private enum CodingKeys: String, CodingKey {
         case id, url, state, filename, bytesTotal, bytesDone, progress, speed, eta, connections, resumable
@@ -198,7 +198,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         case notify, proxy, insecure, node
     }
 
-    /// The job as the API shows it, keys in CONTRACT §2's order.
+    /// The job as the API shows it, keys in the order of docs/api.md, "A job".
     public var json: JSONValue {
         .object([
             ("id", .string(id)),

@@ -1,4 +1,4 @@
-/// Where a job is in its life (CONTRACT §2).
+/// Where a job is in its life (docs/api.md, "A job"; docs/job-states.md).
 public enum JobState: String, Codable, Sendable, CaseIterable, Hashable {
     case queued, running, paused, completed, failed
 

@@ -2,7 +2,7 @@ public import Foundation
 
 /// A URL the service connects to on a user's behalf besides the download itself: a webhook
 /// (`http`, `https`) or a proxy (`http`, `socks5`). Checked before anything is stored: a
-/// known scheme, a host, at most 2 KiB (CONTRACT §6's input limits). Credentials in it
+/// known scheme, a host, at most 2 KiB (docs/security.md, "Input"). Credentials in it
 /// (`user:pass@`) are kept for use and shown only as `redacted`.
 public struct EndpointURL: Sendable, Equatable {
     public static let maximumBytes = 2048

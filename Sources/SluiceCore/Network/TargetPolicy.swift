@@ -1,6 +1,6 @@
-/// Which addresses a job may connect to (CONTRACT §6). A public-only policy refuses
-/// loopback, private, link-local (cloud metadata included), CGNAT, unspecified, multicast,
-/// reserved and broadcast addresses, and the IPv6 forms that embed one of them.
+/// Which addresses a job may connect to (docs/security.md, "Targets"). A public-only policy
+/// refuses loopback, private, link-local (cloud metadata included), CGNAT, unspecified,
+/// multicast, reserved and broadcast addresses, and the IPv6 forms that embed one of them.
 public struct TargetPolicy: Sendable, Hashable {
     public var allowsPrivateNetworks: Bool
     /// Addresses allowed even when private networks are not: one known internal mirror.
@@ -41,8 +41,8 @@ public struct TargetPolicy: Sendable, Hashable {
 }
 
 extension IPAddress {
-    /// Whether the address is globally reachable: not in any of the ranges CONTRACT §6 lists,
-    /// nor reserved.
+    /// Whether the address is globally reachable: not in any of the ranges that
+    /// docs/security.md, "Targets", lists, nor reserved.
     public var isGlobal: Bool {
         switch self {
         case .v4(let value): return Self.isGlobalV4(value)

@@ -2,7 +2,7 @@ import Foundation
 
 /// A job URL's user information (`http://user:password@host/…`): shown as `user:***@host`
 /// wherever the URL is shown or logged, and sent as `Basic` credentials to the URL's origin,
-/// as curl does, instead of in the URL (CONTRACT §6's credential rule: they go to that
+/// as curl does, instead of in the URL (docs/security.md, "Credentials": they go to that
 /// origin only, never to another one a redirect leads to).
 public enum URLCredentials {
     /// The URL with its password as `***` (`user:***@host`); unchanged when it has none.

@@ -70,9 +70,9 @@ public struct WebhookDelivery: Sendable, Equatable {
         if nextAttemptAt == nil { state = .failed }
     }
 
-    /// An attempt the target policy refused (CONTRACT §6: the URL's name resolved to an
-    /// address this service may not reach): it can never succeed, so it fails now, not after
-    /// a day of retries.
+    /// An attempt the target policy refused (docs/webhooks.md, "Where calls may go": the URL's
+    /// name resolved to an address this service may not reach): it can never succeed, so it
+    /// fails now, not after a day of retries.
     public mutating func refused(_ reason: String, at now: Date) {
         attempts += 1
         lastStatus = nil

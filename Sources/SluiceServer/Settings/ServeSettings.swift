@@ -30,7 +30,7 @@ public enum ServeSettings {
         default: "allowed on a loopback bind, refused otherwise", documented: "allowed on a loopback bind, refused on any other")
     public static let allowedHosts = ServeSetting(
         "allowed-hosts", value: "LIST", "Comma-separated Host names answered besides loopback ones",
-        documented: "none (see [API](api.md))")
+        documented: "none (see [security.md](security.md#browsers))")
     public static let allowedOrigins = ServeSetting(
         "allowed-origins", value: "LIST",
         "Comma-separated origins of other sites whose pages may call /jsonrpc, such as http://ariang.example:6880",
