@@ -29,10 +29,14 @@ const view = new JobsView({
     empty: $("#jobs-empty"),
     counts,
     api,
-    loadCounts: async () => (await api.getQueue()).counts,
+    loadCounts: async () => {
+        const { counts } = await api.getQueue();
+        speedTotal.setRunning(counts.running ?? 0);
+        return counts;
+    },
 });
-const speedTotal = new SpeedTotal($("#total-speed"));
 const notice = $("#notice");
+const speedTotal = new SpeedTotal($("#total-speed"));
 const jobDialog = new JobDialog($("#job-dialog"), api, (job) => view.upsert(job));
 const queuePanel = new QueuePanel($("#queue-form"), $("#bulk-actions"), api, say);
 

@@ -96,6 +96,9 @@ export class EventStream {
             },
             (retry) => (this.#baseDelay = Math.max(500, Math.min(retry, MAX_DELAY)))
         );
+        // The id carries over connections, as EventSource's does: an event without one
+        // (`reset`) does not forget it.
+        parser.lastEventID = this.#lastEventID;
         const reader = body.pipeThrough(new TextDecoderStream()).getReader();
         let watchdog = setTimeout(() => controller.abort(), SILENCE_LIMIT);
         try {

@@ -8,11 +8,13 @@ export const PAGE_SIZE = 100;
 export class JobPages {
     #api;
     #filter = "all";
-    /** @type {Map<number, object[]>} page number → its jobs */
+    /** @type {Map<number, object[]>} page number → its jobs (with the generation read for) */
     #pages = new Map();
-    /** @type {Map<number, number>} page number → the generation it is being read for */
-    #reading = new Map();
-    /** Bumped when the list changes: reads begun before are stale when they land. */
+    /** Pages being read: one read of a page at a time, however often the list changes. */
+    #reading = new Set();
+    /** @type {Map<number, number>} page number → the generation its read failed in */
+    #failed = new Map();
+    /** Bumped when the list changes: a page read before is read again. */
     #generation = 0;
     #onChange;
 
@@ -29,7 +31,7 @@ export class JobPages {
         return this.#filter;
     }
 
-    /** Another filter: every page is read again. */
+    /** Another filter: every page is read again, and none of the old ones is shown. */
     setFilter(filter) {
         this.#filter = filter;
         this.#pages.clear();
@@ -42,7 +44,7 @@ export class JobPages {
      */
     invalidate() {
         this.#generation += 1;
-        this.#reading.clear();
+        this.#failed.clear();
     }
 
     /** The job at a row, or undefined while its page is not read. */
@@ -53,7 +55,7 @@ export class JobPages {
     /** Where a job is among the pages read, or undefined. */
     find(id) {
         for (const [page, jobs] of this.#pages) {
-            const slot = jobs.findIndex((job) => job.id === id);
+            const slot = jobs.findIndex((job) => job?.id === id);
             if (slot >= 0) return page * PAGE_SIZE + slot;
         }
         return undefined;
@@ -65,13 +67,19 @@ export class JobPages {
         if (jobs) jobs[index % PAGE_SIZE] = job;
     }
 
-    /** Reads the pages named, unless read in this generation or under way; drops the rest. */
+    /** A job gone from the list (deleted, or out of the filter): its slot shows nothing until the page is read again. */
+    drop(id) {
+        const index = this.find(id);
+        if (index !== undefined) this.replace(index, undefined);
+    }
+
+    /** Reads the pages named that are not read in this generation; drops the others. */
     want(pages) {
         const keep = new Set(pages);
         for (const page of this.#pages.keys()) if (!keep.has(page)) this.#pages.delete(page);
         for (const page of pages) {
-            if (this.#reading.get(page) === this.#generation) continue;
-            if (this.#pages.has(page) && this.#pages.get(page).generation === this.#generation) continue;
+            if (this.#reading.has(page) || this.#failed.get(page) === this.#generation) continue;
+            if (this.#pages.get(page)?.generation === this.#generation) continue;
             this.#read(page);
         }
     }
@@ -79,21 +87,24 @@ export class JobPages {
     async #read(page) {
         const generation = this.#generation;
         const filter = this.#filter;
-        this.#reading.set(page, generation);
+        this.#reading.add(page);
         try {
             const { jobs } = await this.#api.listJobs({
                 limit: PAGE_SIZE,
                 offset: page * PAGE_SIZE,
                 state: filter === "all" ? undefined : filter,
             });
-            if (generation !== this.#generation || filter !== this.#filter) return;
+            // A read that the list changed under is still the freshest there is: it is shown,
+            // and read again (its generation is old) at the next render.
+            if (filter !== this.#filter) return;
             jobs.generation = generation;
             this.#pages.set(page, jobs);
-            this.#onChange();
         } catch {
-            // Read again at the next change or scroll; the connection status tells the user.
+            // Not again until the list changes (the connection status tells the user).
+            this.#failed.set(page, this.#generation);
         } finally {
-            if (this.#reading.get(page) === generation) this.#reading.delete(page);
+            this.#reading.delete(page);
+            this.#onChange();
         }
     }
 }

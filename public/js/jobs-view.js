@@ -68,12 +68,18 @@ export class JobsView {
     /** A job as the service now has it (an event, or an action's answer). */
     upsert(job) {
         const before = this.#states.get(job.id);
-        this.#states.set(job.id, job.state);
+        // A finished job is forgotten: its next event, if any, is a change anyway.
+        if (job.state === "completed" || job.state === "failed") this.#states.delete(job.id);
+        else this.#states.set(job.id, job.state);
         const index = this.#pages.find(job.id);
         const filter = this.#pages.filter;
-        if (index !== undefined && (filter === "all" || job.state === filter)) {
-            this.#pages.replace(index, job);
-            this.#rows.get(job.id)?.update(job);
+        if (index !== undefined) {
+            if (filter === "all" || job.state === filter) {
+                this.#pages.replace(index, job);
+                this.#rows.get(job.id)?.update(job);
+            } else {
+                this.#drop(job.id);
+            }
         }
         // Made, or moved between states: counts and places change.
         if (before !== job.state) this.refreshSoon();
@@ -81,12 +87,18 @@ export class JobsView {
 
     remove(id) {
         this.#states.delete(id);
+        this.#drop(id);
+        this.refreshSoon();
+    }
+
+    /** A job out of the list now, not only when its page is read again. */
+    #drop(id) {
+        this.#pages.drop(id);
         const row = this.#rows.get(id);
-        if (row) {
+        if (row && !row.busy) {
             row.element.remove();
             this.#rows.delete(id);
         }
-        this.refreshSoon();
     }
 
     /** Forget the states heard: the event stream starts again with its snapshot. */
@@ -199,13 +211,16 @@ export class JobsView {
             element.style.transform = `translateY(${top + (index - first) * rowHeight}px)`;
             element.setAttribute("aria-posinset", String(index + 1));
             element.setAttribute("aria-setsize", String(total));
-            // In list order in the DOM, for the keyboard and screen readers.
+            // In list order in the DOM, for the keyboard and screen readers; a row holding the
+            // focus is not moved (a move would lose it), the next rows follow it.
             const place = previous ? previous.nextElementSibling : this.#list.firstElementChild;
-            if (place !== element) this.#list.insertBefore(element, place);
+            const focused = element.isConnected && element.contains(document.activeElement);
+            if (place !== element && !focused) this.#list.insertBefore(element, place);
             previous = element;
         }
         for (const [id, row] of this.#rows) {
-            if (shown.has(id) || row.busy) continue;
+            // A row being acted on, or holding the keyboard's focus, stays until it is done.
+            if (shown.has(id) || row.busy || row.element.contains(document.activeElement)) continue;
             row.element.remove();
             this.#rows.delete(id);
         }

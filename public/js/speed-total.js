@@ -1,5 +1,7 @@
-// The header's total: how many downloads run and their speed together, from the events of
-// the running jobs (at most the queue's `maxActive` per node, whatever the list holds).
+// The header's total: how many downloads run (the service's count) and their speed together,
+// from the events of the running jobs (at most the queue's `maxActive` per node, whatever the
+// list holds). A running job the stream's first snapshot left out (it holds the newest live
+// jobs) is counted, and its speed added with its next progress event.
 
 import { formatSpeed } from "./format.js";
 
@@ -9,6 +11,8 @@ export class SpeedTotal {
     #running;
     #speed;
     #frame = 0;
+    /** How many run, as the service last counted them; null before the first count. */
+    #counted = null;
 
     /** @param {HTMLElement} element with [data-part=running] and [data-part=speed] */
     constructor(element) {
@@ -27,6 +31,12 @@ export class SpeedTotal {
         this.#schedule();
     }
 
+    /** The service's count of running jobs. */
+    setRunning(count) {
+        this.#counted = count;
+        this.#schedule();
+    }
+
     /** The stream starts again with every live job: what was heard before may be gone. */
     clear() {
         this.#speeds.clear();
@@ -41,7 +51,8 @@ export class SpeedTotal {
         this.#frame = 0;
         let total = 0;
         for (const speed of this.#speeds.values()) total += speed;
-        this.#running.textContent = `${this.#speeds.size.toLocaleString("en-US")} running`;
+        const running = this.#counted ?? this.#speeds.size;
+        this.#running.textContent = `${running.toLocaleString("en-US")} running`;
         this.#speed.textContent = formatSpeed(total);
     }
 }
