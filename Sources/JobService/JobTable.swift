@@ -181,10 +181,10 @@ public final class JobTable: Sendable {
                 else { break }
                 let position = heads[best].positions[heads[best].next]
                 heads[best].next -= 1
-                guard let id = ids[position], let job = byID[id]?.job else { continue }
+                // A state index holds only held jobs' positions: a skipped one is not looked up.
                 if skipped < skip {
                     skipped += 1
-                } else {
+                } else if let id = ids[position], let job = byID[id]?.job {
                     result.append(job)
                 }
             }
@@ -331,10 +331,11 @@ public final class JobTable: Sendable {
             var skipped = 0
             while index >= 0, result.count < limit {
                 defer { index -= 1 }
-                guard let id = storage.ids[index], let job = storage.byID[id]?.job else { continue }
+                // A place holds a job (its id) or a hole (nil): a skipped job is not looked up.
+                guard let id = storage.ids[index] else { continue }
                 if skipped < offset {
                     skipped += 1
-                } else {
+                } else if let job = storage.byID[id]?.job {
                     result.append(job)
                 }
             }

@@ -189,58 +189,55 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
+    /// A page's upper bound: the sequence of the job `before` (nil when it names none), or
+    /// past every job.
+    private static func sequenceBound(before: String?, _ db: Database) throws -> Int64? {
+        guard let before else { return Int64.max }
+        return try Int64.fetchOne(db, sql: "SELECT sequence FROM job WHERE id = ?", arguments: [before])
+    }
+
     public func page(states: Set<JobState>, limit: Int, before: String?) async throws -> [JobSnapshot]? {
-        let limit = max(0, limit)
-        return try await read { db in
-            var bound = Int64.max
-            if let before {
-                guard let sequence = try Int64.fetchOne(db, sql: "SELECT sequence FROM job WHERE id = ?", arguments: [before]) else {
-                    return nil
-                }
-                bound = sequence
-            }
-            // One state at a time, each read from its end of the (state, sequence) index, then
-            // merged: a state list in one query would sort every row of those states.
-            var found: [(sequence: Int64, job: JobSnapshot)] = []
-            for state in states {
-                let rows = try Row.fetchCursor(
-                    db.cachedStatement(
-                        sql: """
-                            SELECT \(Self.jobColumns.joined(separator: ", ")), sequence FROM job
-                            WHERE state = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?
-                            """
-                    ), arguments: [state.rawValue, bound, limit]
-                )
-                while let row = try rows.next() { found.append((row[Self.jobColumns.count], Self.snapshot(row))) }
-            }
-            return found.sorted { $0.sequence > $1.sequence }.prefix(limit).map(\.job)
-        }
+        try await page(states: states, limit: limit, before: before, offset: 0)
     }
 
     public func page(states: Set<JobState>, limit: Int, before: String?, offset: Int) async throws -> [JobSnapshot]? {
-        guard offset > 0 else { return try await page(states: states, limit: limit, before: before) }
         let limit = max(0, limit)
         return try await read { db in
-            var bound = Int64.max
-            if let before {
-                guard let sequence = try Int64.fetchOne(db, sql: "SELECT sequence FROM job WHERE id = ?", arguments: [before]) else {
-                    return nil
-                }
-                bound = sequence
+            guard var bound = try Self.sequenceBound(before: before, db) else { return nil }
+            if offset > 0 {
+                // The first job of the page, counted in an index alone (sequence, or state and
+                // sequence): no row is read until the page's own.
+                let names = states == Set(JobState.allCases) ? [] : states.map(\.rawValue).sorted()
+                let filter = names.isEmpty ? "" : "state IN (\(Array(repeating: "?", count: names.count).joined(separator: ", "))) AND "
+                let first = try Int64.fetchOne(
+                    db,
+                    sql: "SELECT sequence FROM job WHERE \(filter)sequence < ? ORDER BY sequence DESC LIMIT 1 OFFSET ?",
+                    arguments: StatementArguments(names.map { $0 as any DatabaseValueConvertible } + [bound, offset])
+                )
+                guard let first else { return [] }
+                bound = first + 1
             }
-            // Walked along the sequence index from its end, rows of other states passed over:
-            // the offset costs a count of index entries, and only the page's rows are decoded.
-            let names = states.map(\.rawValue).sorted()
-            let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
-            return try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(Self.jobColumns.joined(separator: ", ")) FROM job
-                    WHERE sequence < ? AND state IN (\(marks)) ORDER BY sequence DESC LIMIT ? OFFSET ?
-                    """,
-                arguments: StatementArguments([bound] + names.map { $0 as any DatabaseValueConvertible } + [limit, offset])
-            ).map(Self.snapshot)
+            return try Self.page(db, states: states, limit: limit, below: bound)
         }
+    }
+
+    /// Newest first, `limit` jobs of `states` below the sequence `bound`: one state at a time,
+    /// each read from its end of the (state, sequence) index, then merged (a state list in one
+    /// query would sort every row of those states).
+    private static func page(_ db: Database, states: Set<JobState>, limit: Int, below bound: Int64) throws -> [JobSnapshot] {
+        var found: [(sequence: Int64, job: JobSnapshot)] = []
+        for state in states {
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(Self.jobColumns.joined(separator: ", ")), sequence FROM job
+                        WHERE state = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?
+                        """
+                ), arguments: [state.rawValue, bound, limit]
+            )
+            while let row = try rows.next() { found.append((row[Self.jobColumns.count], Self.snapshot(row))) }
+        }
+        return found.sorted { $0.sequence > $1.sequence }.prefix(limit).map(\.job)
     }
 
     public func countsByState() async throws -> [JobState: Int] {

@@ -77,15 +77,36 @@ public final class PostgresJobRepository: ClusterStore {
         ).rows.map(Self.snapshot)
     }
 
+    /// A page's upper bound: the sequence of the job `before` (nil when it names none), or
+    /// past every job.
+    private func sequenceBound(before: String?, on connection: PostgresConnection) async throws -> Int64? {
+        guard let before else { return Int64.max }
+        guard let row = try await connections.run("SELECT sequence FROM job WHERE id = \(before)", on: connection).rows.first else {
+            return nil
+        }
+        return try row.decode(Int64.self)
+    }
+
     public func page(states: Set<JobState>, limit: Int, before: String?) async throws -> [JobSnapshot]? {
+        try await page(states: states, limit: limit, before: before, offset: 0)
+    }
+
+    public func page(states: Set<JobState>, limit: Int, before: String?, offset: Int) async throws -> [JobSnapshot]? {
         let limit = max(0, limit)
         return try await connections.withConnection { [self] connection in
-            var bound = Int64.max
-            if let before {
-                guard let row = try await connections.run("SELECT sequence FROM job WHERE id = \(before)", on: connection).rows.first else {
-                    return nil
-                }
-                bound = try row.decode(Int64.self)
+            guard var bound = try await sequenceBound(before: before, on: connection) else { return nil }
+            if offset > 0 {
+                // The first job of the page, counted in the (state, sequence) index alone (an
+                // index-only scan): no row is read until the page's own.
+                let names = states.map(\.rawValue).sorted()
+                let first = try await connections.run(
+                    """
+                    SELECT sequence FROM job WHERE state = ANY(\(names)) AND sequence < \(bound)
+                    ORDER BY sequence DESC LIMIT 1 OFFSET \(offset)
+                    """, on: connection
+                ).rows.first
+                guard let first else { return [] }
+                bound = try first.decode(Int64.self) + 1
             }
             // One state at a time from the (state, sequence) index, merged here.
             var found: [(sequence: Int64, job: JobSnapshot)] = []
@@ -101,28 +122,6 @@ public final class PostgresJobRepository: ClusterStore {
                 }
             }
             return found.sorted { $0.sequence > $1.sequence }.prefix(limit).map(\.job)
-        }
-    }
-
-    public func page(states: Set<JobState>, limit: Int, before: String?, offset: Int) async throws -> [JobSnapshot]? {
-        guard offset > 0 else { return try await page(states: states, limit: limit, before: before) }
-        let limit = max(0, limit)
-        return try await connections.withConnection { [self] connection in
-            var bound = Int64.max
-            if let before {
-                guard let row = try await connections.run("SELECT sequence FROM job WHERE id = \(before)", on: connection).rows.first else {
-                    return nil
-                }
-                bound = try row.decode(Int64.self)
-            }
-            let names = states.map(\.rawValue).sorted()
-            let rows = try await connections.run(
-                """
-                SELECT \(unescaped: Self.jobColumns) FROM job
-                WHERE sequence < \(bound) AND state = ANY(\(names)) ORDER BY sequence DESC LIMIT \(limit) OFFSET \(offset)
-                """, on: connection
-            ).rows
-            return try rows.map { try Self.snapshot($0) }
         }
     }
 
