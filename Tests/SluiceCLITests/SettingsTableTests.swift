@@ -58,7 +58,7 @@ import Testing
         let cases: [([String], [String: String], String)] = [
             (["--max-active", "0"], [:], "--max-active must be between 1 and 64, not 0"),
             ([], ["SLUICE_MAX_ACTIVE": "abc"], "--max-active (SLUICE_MAX_ACTIVE) must be a whole number, not abc"),
-            ([], ["SLUICE_LEASE": "2h"], "--lease (SLUICE_LEASE) must be a duration from 1s to 1h"),
+            ([], ["SLUICE_LEASE": "2h"], "--lease (SLUICE_LEASE) must be a duration from 1s to 1h (a number with s, m, h or d), not 2h"),
             (["--limit-rate", "0"], [:], "--limit-rate must be a byte count of at least 1"),
             (["--max-connections", "15"], [:], "--max-connections must be between 16"),
             ([], ["SLUICE_ALLOW_PRIVATE_NETWORKS": "maybe"], "SLUICE_ALLOW_PRIVATE_NETWORKS must be 1 or 0"),

@@ -156,7 +156,7 @@ public struct ServeSetting: Sendable {
         guard let (text, named) = source(flag, in: environment) else { return nil }
         guard let seconds = DurationText.seconds(text), range.contains(seconds) else {
             throw SettingError(
-                "\(named) must be a duration from \(Self.duration(range.lowerBound)) to \(Self.duration(range.upperBound)), such as 90s, 30m, 24h or 7d, not \(text)"
+                "\(named) must be a duration from \(Self.duration(range.lowerBound)) to \(Self.duration(range.upperBound)) (a number with s, m, h or d), not \(text)"
             )
         }
         return seconds

@@ -1,3 +1,5 @@
+import SluiceCore
+
 /// Every setting of `sluice serve`, in the order `--help` and docs/settings.md list them.
 /// `Serve` declares its flags with these names and help lines and reads its values through
 /// them; `SettingsTableTests` fails when docs/settings.md's table is not `markdownTable`.
@@ -12,7 +14,7 @@ public enum ServeSettings {
     public static let originRoot = ServeSetting(
         "origin-root", value: "DIR", "Directory served under /files/", default: "DATA/documents", documented: "`DATA/documents`")
     public static let maxActive = ServeSetting(
-        "max-active", value: "N", .integer(1...64), "Jobs running at once (the first start only; then PATCH /queue)",
+        "max-active", value: "N", .integer(QueueSettings.maxActiveRange), "Jobs running at once (the first start only; then PATCH /queue)",
         default: "3", documented: "`3` (1 to 64; the first start only, see `PATCH /queue`)")
     public static let token = ServeSetting("token", value: "T", "Bearer token every API route requires", documented: "none")
     public static let limitRate = ServeSetting(
@@ -42,7 +44,7 @@ public enum ServeSettings {
         documented: "off: `aria2.shutdown` is refused; on, it stops the service gracefully")
     public static let maxConnections = ServeSetting(
         "max-connections", value: "N", .integer(16...1_000_000), "Open connections at most", default: "4096",
-        documented: "`4096` (at least 16)")
+        documented: "`4096` (16 to 1,000,000)")
     public static let minFreeSpace = ServeSetting(
         "min-free-space", value: "BYTES", .bytes(minimum: 0), "Free space a download may not reserve, K/M/G suffixes allowed",
         default: "the smaller of 512M and 5% of the file system", documented: "the smaller of 512 MiB and 5 % of the file system")
