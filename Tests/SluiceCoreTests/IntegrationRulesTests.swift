@@ -25,6 +25,25 @@ struct EndpointURLTests {
         #expect(error?.field == "proxy")
     }
 
+    /// Found by schemathesis (a random seed): a `*` in a webhook's host was accepted, against
+    /// the spec's pattern, and failed only at the first delivery.
+    @Test(arguments: [
+        "http://R9V8k.snfY48LmRqIE.H7.Cd4tAR*", "http://ho*st/x", "http://a..b/", "http://h%41st/",
+        "http://[fe80::1%25eth0]/", "http://[v1.x]/",
+    ])
+    func hostsThatAreNotNamesOrAddressesAreRefused(text: String) {
+        let error = #expect(throws: SluiceError.self) { try EndpointURL(text, schemes: EndpointURL.webhookSchemes, field: "notify") }
+        #expect(error?.field == "notify")
+    }
+
+    @Test func namesAndAddressesAreHosts() throws {
+        for text in [
+            "http://hooks.example:9000/x", "http://127.0.0.1/", "http://[::1]:8080/", "http://[::ffff:10.0.0.1]/", "http://LOCALHOST/",
+        ] {
+            #expect(try EndpointURL(text, schemes: EndpointURL.webhookSchemes, field: "notify").text == text)
+        }
+    }
+
     @Test func overTwoKiBIsRefused() {
         let long = "https://example.com/" + String(repeating: "a", count: 2048)
         #expect(throws: SluiceError.self) { try EndpointURL(long, schemes: EndpointURL.webhookSchemes, field: "notify") }

@@ -40,6 +40,12 @@ public struct EndpointURL: Sendable, Equatable {
             throw SluiceError(.invalidField, "\(field) has no host", field: field)
         }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        // A name of letters, digits, `-` and dots, or an IPv6 literal: `*` or `%41` in a host
+        // name was accepted and failed only at the first delivery (found by schemathesis).
+        let bracketed = components.percentEncodedHost?.hasPrefix("[") == true
+        guard bracketed ? Self.isIPv6Literal(host) : Self.isHostName(components.percentEncodedHost ?? host) else {
+            throw SluiceError(.invalidField, "\(field) has an invalid host name", field: field)
+        }
         if let port = components.port, !(1...65535).contains(port) {
             throw SluiceError(.invalidField, "\(field) has a port out of range", field: field)
         }
@@ -66,6 +72,21 @@ public struct EndpointURL: Sendable, Equatable {
             throw SluiceError(.invalidField, "\(field): a SOCKS5 proxy with a user name and password is not supported", field: field)
         }
         return url
+    }
+
+    /// Labels of ASCII letters, digits and `-`, separated by single dots.
+    static func isHostName(_ host: String) -> Bool {
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.allSatisfy { label in
+            !label.isEmpty
+                && label.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-") }
+        }
+    }
+
+    /// What a bracketed IPv6 address holds: hex digits, `:` and the dots of an embedded IPv4
+    /// address (no zone: the spec's pattern has none).
+    static func isIPv6Literal(_ host: String) -> Bool {
+        host.contains(":") && host.unicodeScalars.allSatisfy { $0.properties.isASCIIHexDigit || $0 == ":" || $0 == "." }
     }
 
     public static func defaultPort(_ scheme: String) -> Int {
