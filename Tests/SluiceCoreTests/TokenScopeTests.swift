@@ -1,3 +1,4 @@
+import Foundation
 import SluiceCore
 import Testing
 
@@ -21,10 +22,30 @@ import Testing
         #expect(RouteScope.required(method: "PROPFIND", route: "/jobs") == .admin)
     }
 
+    static let names = [
+        "firefox-1.2_x", "...", ".a", "..a", "a", String(repeating: "a", count: 64), "", "a b", "a/b", ".", "..",
+        String(repeating: "a", count: 65), "é",
+    ]
+
     @Test func tokenNamesAreShortAndPlain() throws {
-        try AccessToken.validate(name: "firefox-1.2_x")
-        for bad in ["", "a b", "a/b", "..", String(repeating: "a", count: 65), "é"] {
+        for good in ["firefox-1.2_x", "...", ".a", "..a", String(repeating: "a", count: 64)] { try AccessToken.validate(name: good) }
+        for bad in ["", "a b", "a/b", ".", "..", String(repeating: "a", count: 65), "é"] {
             #expect(throws: SluiceError.self) { try AccessToken.validate(name: bad) }
+        }
+    }
+
+    /// The spec's pattern for a token's name takes exactly the names the service takes
+    /// (schemathesis, a random seed: `"."` matched the pattern and was refused).
+    @Test func theSpecsPatternIsTheServicesRule() throws {
+        let spec = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../public/openapi.yaml"),
+            encoding: .utf8)
+        let line = try #require(spec.split(separator: "\n").first { $0.contains("pattern: '^([A-Za-z0-9_-]") })
+        let pattern = String(line.split(separator: "'")[1])
+        let regex = try NSRegularExpression(pattern: pattern)
+        for name in Self.names {
+            let matches = regex.firstMatch(in: name, range: NSRange(name.startIndex..., in: name)) != nil
+            #expect(matches == ((try? AccessToken.validate(name: name)) != nil), "\(name)")
         }
     }
 }

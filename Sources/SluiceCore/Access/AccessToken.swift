@@ -21,14 +21,15 @@ public struct AccessToken: Sendable, Hashable, Codable {
     }
 
     /// A name is 1 to 64 of `A-Z a-z 0-9 . _ -`, so that it reads in a path (`/tokens/NAME`)
-    /// and a table as it is.
+    /// and a table as it is; `.` and `..` are not, as a path segment they mean something else.
     public static func validate(name: String) throws {
         let allowed = name.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
         guard (1...64).contains(name.utf8.count), allowed, name != ".", name != ".." else {
-            throw SluiceError(.invalidField, "a token's name is 1 to 64 letters, digits, '.', '_' or '-'", field: "name")
+            throw SluiceError(
+                .invalidField, "a token's name is 1 to 64 letters, digits, '.', '_' or '-', other than . and ..", field: "name")
         }
     }
 }
