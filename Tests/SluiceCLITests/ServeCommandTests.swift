@@ -50,7 +50,15 @@ import Testing
         try await withTemporaryDirectory { directory in
             let binary = directory.path + "/bin/sluice"
             try FileManager.default.createDirectory(atPath: directory.path + "/bin", withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: ChildProcess.sluiceExecutable, toPath: binary)
+            // Copied by cp, not in this process: a child another test spawns while this process
+            // holds the copy open for writing inherits that descriptor, and the copy then cannot
+            // be run ("Text file busy", once in CI).
+            let copy = Process()
+            copy.executableURL = URL(fileURLWithPath: "/bin/cp")
+            copy.arguments = [ChildProcess.sluiceExecutable, binary]
+            try copy.run()
+            copy.waitUntilExit()
+            #expect(copy.terminationStatus == 0)
             let run = try ChildProcess(
                 arguments: ["serve", "--port", "0", "--data", directory.path + "/data"], directory: directory.path, binary: binary
             )
