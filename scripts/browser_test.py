@@ -462,6 +462,8 @@ def run(results, shots, root):
 
         def filter_by_state():
             driver.find_element(By.CSS_SELECTOR, "#filter input[value=failed]").click()
+            # The service filters: the rows come with the page read after the click.
+            page.wait(lambda: page.js("return document.querySelectorAll('#jobs > li').length") > 0, 5, "no failed row shown")
             visible = page.js("return [...document.querySelectorAll('#jobs > li')].filter(li => li.offsetParent)"
                               ".map(li => li.dataset.state)")
             count = page.js("return document.querySelector('[data-count=failed]').textContent")
