@@ -18,18 +18,7 @@ import Testing
     /// A service with a token, for the duration of `body`, which gets its URL.
     static func withService(_ body: @Sendable (String) async throws -> Void) async throws {
         try await withTemporaryDirectory { directory in
-            let serve = try ChildProcess(arguments: ["serve", "--port", "0", "--data", directory.path + "/data", "--token", token])
-            let line = try await serve.waitForLine(containing: "listening on http://127.0.0.1:")
-            let url = String(line[line.range(of: "http://")!.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
-            do {
-                try await body(url)
-            } catch {
-                serve.signal(SIGTERM)
-                _ = try? await serve.finish(timeout: .seconds(10))
-                throw error
-            }
-            serve.signal(SIGTERM)
-            _ = try await serve.finish(timeout: .seconds(10))
+            try await ChildProcess.serving(data: directory.path + "/data", ["--token", token], body)
         }
     }
 

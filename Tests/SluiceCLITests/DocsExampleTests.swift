@@ -69,13 +69,10 @@ import Testing
         #expect(!example.script.isEmpty, "\(example.page):\(example.line): the marker is not followed by a ```sh block")
         guard !example.script.isEmpty else { return }
         try await withTemporaryDirectory { directory in
-            let serve = try ChildProcess(arguments: ["serve", "--port", "0", "--data", directory.path + "/data"])
-            let line = try await serve.waitForLine(containing: "listening on http://127.0.0.1:")
-            let url = String(line[line.range(of: "http://")!.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
             let work = directory.path + "/work"
             let sluiceDirectory = URL(fileURLWithPath: ChildProcess.sluiceExecutable).deletingLastPathComponent().path
             let path = sluiceDirectory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-            do {
+            try await ChildProcess.serving(data: directory.path + "/data") { url in
                 try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
                 let run = try ChildProcess(
                     arguments: ["-eo", "pipefail", "-c", example.script], environment: ["SLUICE_URL": url, "PATH": path],
@@ -87,13 +84,7 @@ import Testing
                 for text in example.expected {
                     #expect(printed.contains(text), "\(example.page):\(example.line): no \(text) in:\n\(printed)")
                 }
-            } catch {
-                serve.signal(SIGTERM)
-                _ = try? await serve.finish(timeout: .seconds(10))
-                throw error
             }
-            serve.signal(SIGTERM)
-            _ = try await serve.finish(timeout: .seconds(10))
         }
     }
 

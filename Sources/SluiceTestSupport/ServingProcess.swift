@@ -1,0 +1,25 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ChildProcess {
+    /// `sluice serve --port 0 --data DATA ARGUMENTS` for the duration of `body`, which gets
+    /// its `http://127.0.0.1:PORT`; stopped with SIGTERM after, whether `body` threw or not.
+    public static func serving(
+        data: String, _ arguments: [String] = [], _ body: (String) async throws -> Void
+    ) async throws {
+        let serve = try ChildProcess(arguments: ["serve", "--port", "0", "--data", data] + arguments)
+        let line = try await serve.waitForLine(containing: "listening on http://127.0.0.1:")
+        let url = String(line[line.range(of: "http://")!.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
+        do {
+            try await body(url)
+        } catch {
+            serve.signal(SIGTERM)
+            _ = try? await serve.finish(timeout: .seconds(10))
+            throw error
+        }
+        serve.signal(SIGTERM)
+        _ = try await serve.finish(timeout: .seconds(10))
+    }
+}
