@@ -45,16 +45,44 @@ public struct Aria2Call: Sendable {
         return (gid, id)
     }
 
-    /// A whole-number parameter (aria2's clients send numbers, some send strings).
+    /// The range every whole-number parameter is held to: aria2's offsets, counts and
+    /// positions are list places, and no list holds a billion entries. A number outside it
+    /// (`Int64.min` as an offset, `Int64.max` as a position) is refused here, so no
+    /// arithmetic on it can overflow and trap.
+    public static let integerRange = -1_000_000_000...1_000_000_000
+
+    /// A whole-number parameter (aria2's clients send numbers, some send strings), within
+    /// `integerRange`.
     public func integer(at index: Int, _ name: String) throws(Aria2Failure) -> Int? {
+        let value: Int64
         switch param(index) {
         case nil: return nil
-        case .integer(let value)?: return Int(clamping: value)
+        case .integer(let number)?: value = number
         case .string(let text)?:
-            guard let value = Int(text) else { throw Aria2Failure("\(name) must be an integer") }
-            return value
+            guard let number = Int64(text) else { throw Aria2Failure("\(name) must be an integer") }
+            value = number
         default: throw Aria2Failure("\(name) must be an integer")
         }
+        guard value >= Int64(Self.integerRange.lowerBound), value <= Int64(Self.integerRange.upperBound) else {
+            throw Aria2Failure("\(name) must be between \(Self.integerRange.lowerBound) and \(Self.integerRange.upperBound)")
+        }
+        return Int(value)
+    }
+
+    /// A count parameter (`num`): a whole number from 0, any larger than `integerRange`
+    /// taken as its upper bound (asking for more than there is is asking for all).
+    public func count(at index: Int, _ name: String) throws(Aria2Failure) -> Int? {
+        let value: Int64
+        switch param(index) {
+        case nil: return nil
+        case .integer(let number)?: value = number
+        case .string(let text)?:
+            guard let number = Int64(text) else { throw Aria2Failure("\(name) must be an integer") }
+            value = number
+        default: throw Aria2Failure("\(name) must be an integer")
+        }
+        guard value >= 0 else { throw Aria2Failure("\(name) must not be negative") }
+        return Int(min(value, Int64(Self.integerRange.upperBound)))
     }
 
     /// aria2's `keys` parameter: the names of the fields to show.

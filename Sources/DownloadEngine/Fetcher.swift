@@ -132,7 +132,9 @@ public final class Fetcher: Sendable {
                 throw SluiceError(.tooManyRedirects, "more than \(Self.maximumRedirects) redirects")
             }
             guard let next = URL(string: location, relativeTo: url)?.absoluteURL, URLOrigin(next) != nil else {
-                throw SluiceError(.invalidResponse, "the server redirected to a URL that is not http or https")
+                throw SluiceError(
+                    .invalidResponse, "the server redirected to a URL that cannot be fetched (not http or https, or a percent-encoded host)"
+                )
             }
             current.url = next.absoluteString
         }
@@ -411,9 +413,14 @@ struct URLOrigin: Equatable {
     var host: String
     var port: Int
 
+    /// Nil for a host that is percent-encoded (but an IPv6 zone's `%25`): its decoded form,
+    /// which a proxy or a resolver would use, is another host than the one the target
+    /// rules would judge (`x%40127.0.0.1`). The API refuses such URLs; this keeps one
+    /// stored before that from being fetched.
     init?(_ url: URL) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = url.host, !host.isEmpty
+            let host = url.host, !host.isEmpty, let written = url.host(percentEncoded: true),
+            !written.contains("%") || written.contains(":")
         else { return nil }
         self.scheme = scheme
         self.host = host.lowercased()

@@ -61,14 +61,27 @@ enum TLSFailure {
         }
         let names = CertificateNames(leaf)
         if !names.matches(host) {
-            let listed = names.all.isEmpty ? "no name" : names.all.joined(separator: ", ")
+            let shown = names.all.prefix(Self.namesShown).map(Self.shown)
+            let more = names.all.count > Self.namesShown ? ", and \(names.all.count - Self.namesShown) more" : ""
+            let listed = names.all.isEmpty ? "no name" : shown.joined(separator: ", ") + more
             return "the certificate of \(host) is issued for \(listed), not \(host)"
         }
-        let issuer = leaf.issuer.description
+        let issuer = Self.shown(leaf.issuer.description)
         if leaf.issuer == leaf.subject {
             return "the certificate of \(host) is self-signed (\(issuer)) and not trusted"
         }
         return "the certificate of \(host) is not trusted: it was issued by \(issuer), which is not a trusted CA"
+    }
+
+    /// A certificate's names are the remote's text: at most this many are shown, each
+    /// escaped (`TerminalText`: no escape sequence reaches a terminal that prints the job's
+    /// error) and cut to `nameLength` characters.
+    static let namesShown = 8
+    static let nameLength = 128
+
+    static func shown(_ name: String) -> String {
+        let safe = TerminalText.safe(name)
+        return safe.count > nameLength ? String(safe.prefix(nameLength)) + "…" : safe
     }
 
     private static func day(_ date: Date) -> String {

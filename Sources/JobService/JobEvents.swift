@@ -78,6 +78,9 @@ public final class JobEventBroadcaster: Sendable {
         run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }
 
+    /// How many streams are subscribed now.
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
     /// The id of the newest event (what a snapshot taken now is up to date with).
     public var currentID: String { state.withLock { "\(run)-\($0.sequence)" } }
 

@@ -18,6 +18,10 @@ extension JobScheduler {
     /// second edit of it is refused (409). Pauses, resumes and deletes still apply; the job
     /// is read again after every wait.
     public func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot {
+        // One rule set for every route that edits a job (`PATCH /jobs/ID`, aria2's
+        // `changeOption` and `changeUri`): a patch built field by field is checked as a
+        // decoded one is, before anything is held or changed.
+        try patch.validate()
         try await holdStored(id)
         defer { releaseHold(id) }
         guard !runs[id].editing else {

@@ -19,6 +19,7 @@ extension JobScheduler {
     /// applied: a new rate at once, a new `maxActive` within this call (jobs over it go
     /// back to `queued` after a checkpoint), a resumed queue starts what it can.
     public func updateQueue(_ patch: QueueSettingsPatch) async throws -> QueueStatus {
+        try patch.validate()
         // One change of the queue at a time: each applies to what the last one stored.
         while queueUpdating { await withCheckedContinuation { queueUpdateWaiters.append($0) } }
         queueUpdating = true

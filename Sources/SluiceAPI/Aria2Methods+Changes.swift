@@ -58,14 +58,9 @@ extension Aria2Methods {
             throw Aria2Failure("GID#\(Aria2GID.of(jobID: id)) is not waiting")
         }
         let others = queue.filter { $0.id != id }
-        var target: Int
-        switch how {
-        case "POS_SET": target = position
-        case "POS_CUR": target = current + position
-        case "POS_END": target = others.count + position
-        default: throw Aria2Failure("how must be POS_SET, POS_CUR or POS_END")
+        guard let target = Aria2Page.target(how: how, position: position, current: current, others: others.count) else {
+            throw Aria2Failure("how must be POS_SET, POS_CUR or POS_END")
         }
-        target = max(0, min(others.count, target))
         let priority: Int
         if others.isEmpty {
             priority = queue[current].priority

@@ -58,20 +58,12 @@ extension Aria2Methods {
     }
 
     /// aria2's `offset, num`: from the start, or with a negative offset from the end,
-    /// listed backwards.
+    /// listed backwards (`Aria2Page`).
     static func page<T>(_ call: Aria2Call, of items: [T]) throws -> [T] {
-        guard let offset = try call.integer(at: 0, "offset"), let count = try call.integer(at: 1, "num") else {
+        guard let offset = try call.integer(at: 0, "offset"), let count = try call.count(at: 1, "num") else {
             throw Aria2Failure("offset and num are required")
         }
-        guard count >= 0 else { throw Aria2Failure("num must not be negative") }
-        if offset >= 0 {
-            guard offset < items.count else { return [] }
-            return Array(items[offset..<min(items.count, offset + min(count, items.count))])
-        }
-        let reversed = Array(items.reversed())
-        let start = -offset - 1
-        guard start < reversed.count else { return [] }
-        return Array(reversed[start..<min(reversed.count, start + min(count, reversed.count))])
+        return Aria2Page.indices(offset: offset, num: count, count: items.count).map { items[$0] }
     }
 
     func servers(_ call: Aria2Call) async throws -> JSONValue {

@@ -47,9 +47,33 @@ struct Aria2Methods: Sendable {
         "aria2.onDownloadError", "aria2.onBtDownloadComplete",
     ]
 
+    /// Answers what one POST body or WebSocket message holds, one call or a batch, within
+    /// one `Aria2AnswerBudget`: a request of more calls than it allows runs none of them.
+    /// The failure, for a single call or a refused request, gives the HTTP status.
+    func answer(_ body: Aria2Body) async -> (response: JSONValue, failure: Aria2Failure?) {
+        let request: JSONValue
+        switch body {
+        case .single(let call): request = call
+        case .batch(let calls): request = .array(calls)
+        }
+        guard Aria2AnswerBudget.calls(in: request) <= Aria2AnswerBudget.maximumCalls else {
+            let id = if case .single(let call) = body { call["id"] ?? .null } else { JSONValue.null }
+            return (Aria2Response.error(Aria2AnswerBudget.tooManyCalls, id: id), Aria2AnswerBudget.tooManyCalls)
+        }
+        var budget = Aria2AnswerBudget()
+        switch body {
+        case .single(let call):
+            return await answer(call, budget: &budget)
+        case .batch(let calls):
+            var answers: [JSONValue] = []
+            for call in calls { answers.append(await answer(call, budget: &budget).response) }
+            return (.array(answers), nil)
+        }
+    }
+
     /// Answers one request object: the response, and the failure when there is one (a
     /// single call's HTTP status comes from it).
-    func answer(_ request: JSONValue) async -> (response: JSONValue, failure: Aria2Failure?) {
+    func answer(_ request: JSONValue, budget: inout Aria2AnswerBudget) async -> (response: JSONValue, failure: Aria2Failure?) {
         let call: Aria2Call
         do {
             call = try Aria2Call(request)
@@ -57,22 +81,22 @@ struct Aria2Methods: Sendable {
             return (Aria2Response.error(error, id: request["id"] ?? .null), error)
         }
         do {
-            return (Aria2Response.result(try await perform(call), id: call.id), nil)
+            return (Aria2Response.result(try await perform(call, budget: &budget), id: call.id), nil)
         } catch {
             let failure = Self.failure(error)
             return (Aria2Response.error(failure, id: call.id), failure)
         }
     }
 
-    /// Checks the call's token, then runs it.
-    func perform(_ call: Aria2Call) async throws -> JSONValue {
+    /// Checks the call's token, then runs it; its result counts against `budget`.
+    func perform(_ call: Aria2Call, budget: inout Aria2AnswerBudget) async throws -> JSONValue {
         var call = call
         let secret = call.takeToken()
         switch call.method {
         // These two need no token, as in aria2.
         case "system.listMethods": return .array(Self.methods.map(JSONValue.string))
         case "system.listNotifications": return .array(Self.notifications.map(JSONValue.string))
-        case "system.multicall": return try await multicall(call)
+        case "system.multicall": return try await multicall(call, budget: &budget)
         default: break
         }
         guard Self.methods.contains(call.method) else { throw Aria2Failure.methodNotFound }
@@ -82,11 +106,11 @@ struct Aria2Methods: Sendable {
                 throw Aria2Scope.refusal(method: call.method, scope: scope)
             }
         }
-        return try await run(call)
+        return try budget.admit(try await run(call))
     }
 
     /// `system.multicall`: each call's result wrapped as `[result]`, or its error object.
-    private func multicall(_ call: Aria2Call) async throws -> JSONValue {
+    private func multicall(_ call: Aria2Call, budget: inout Aria2AnswerBudget) async throws -> JSONValue {
         guard case .array(let calls)? = call.param(0) else { throw Aria2Failure("system.multicall takes an array of calls") }
         var answers: [JSONValue] = []
         for entry in calls {
@@ -103,7 +127,7 @@ struct Aria2Methods: Sendable {
                 continue
             }
             do {
-                answers.append(.array([try await perform(Aria2Call(method: method, params: params))]))
+                answers.append(.array([try await perform(Aria2Call(method: method, params: params), budget: &budget)]))
             } catch {
                 answers.append(Self.failure(error).json)
             }

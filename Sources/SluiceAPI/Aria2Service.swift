@@ -8,6 +8,8 @@ public struct Aria2Service: Sendable {
     let methods: Aria2Methods
     let allowedHosts: Set<String>?
     let crossOrigin: CrossOriginPolicy
+    /// The WebSocket clients' notifications: a Service of the service's group.
+    public let notifications: Aria2NotificationHub
 
     /// - Parameter shutdown: what `aria2.shutdown` calls when `--rpc-allow-shutdown` lets it.
     public init(
@@ -17,8 +19,11 @@ public struct Aria2Service: Sendable {
             jobs: jobs, documents: URL(fileURLWithPath: configuration.documentsDirectory).standardizedFileURL.path, tokens: tokens,
             shutdown: configuration.rpcAllowShutdown ? shutdown : nil)
         allowedHosts = configuration.hostCheck
+        notifications = Aria2NotificationHub(jobs: jobs)
         crossOrigin = CrossOriginPolicy(configuration.allowedOrigins)
     }
 
-    var webSocket: JSONRPCWebSocket { JSONRPCWebSocket(methods: methods, allowedHosts: allowedHosts, crossOrigin: crossOrigin) }
+    var webSocket: JSONRPCWebSocket {
+        JSONRPCWebSocket(methods: methods, notifications: notifications, allowedHosts: allowedHosts, crossOrigin: crossOrigin)
+    }
 }

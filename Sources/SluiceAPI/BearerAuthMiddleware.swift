@@ -14,7 +14,8 @@ import SluiceHTTP
 /// route added later are guarded like `/jobs`. Requests that match no route fall through to
 /// the dashboard's static files, which must load for the page to ask for the token.
 /// The events routes also take `?access_token=`: browsers' `EventSource` cannot set headers.
-struct BearerAuthMiddleware<Context: RequestContext>: RouterMiddleware {
+struct BearerAuthMiddleware: RouterMiddleware {
+    typealias Context = SluiceRequestContext
     let tokens: TokenRegistry
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -23,13 +24,18 @@ struct BearerAuthMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         }
         var scope: TokenScope?
-        if let header = request.headers[.authorization], let presented = Self.bearerCredential(header) {
-            scope = await Self.scope(of: presented, in: tokens)
+        var presented: Substring?
+        if let header = request.headers[.authorization], let credential = Self.bearerCredential(header) {
+            scope = await Self.scope(of: credential, in: tokens)
+            presented = credential
         }
         if scope == nil, eventRoutes.contains(route), let query = request.uri.queryParameters.get("access_token") {
             scope = await Self.scope(of: Substring(query), in: tokens)
+            presented = Substring(query)
         }
-        guard let scope else { throw SluiceError(.unauthorized, "a valid bearer token is required") }
+        guard let scope, let presented else { throw SluiceError(.unauthorized, "a valid bearer token is required") }
+        var context = context
+        if !tokens.isMaster(presented) { context.namedToken = TokenDigest.hex(presented) }
         let needed = RouteScope.required(method: request.method.rawValue, route: route)
         guard scope.allows(needed) else {
             throw SluiceError(

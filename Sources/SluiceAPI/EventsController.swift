@@ -10,12 +10,18 @@ import SluiceHTTP
 /// `GET /events` and `GET /jobs/ID/events`: Server-Sent Events (docs/api.md, "Events").
 struct EventsController {
     let jobs: any JobService
+    let tokens: TokenRegistry
     var keepAlive: Duration = .seconds(15)
+    /// How often a stream opened with a named token asks whether the token still stands.
+    var tokenCheck: Duration = .seconds(1)
 
     func addRoutes(to router: Router<SluiceRequestContext>) {
-        router.get("/events") { request, context in try await stream(jobID: nil, request: request, connection: context.channel) }
+        router.get("/events") { request, context in
+            try await stream(jobID: nil, request: request, connection: context.channel, namedToken: context.namedToken)
+        }
         router.get("/jobs/:id/events") { request, context in
-            try await stream(jobID: try JobsController.id(context), request: request, connection: context.channel)
+            try await stream(
+                jobID: try JobsController.id(context), request: request, connection: context.channel, namedToken: context.namedToken)
         }
         router.allowOnly([.get], at: "/events")
         router.allowOnly([.get], at: "/jobs/:id/events")
@@ -27,10 +33,14 @@ struct EventsController {
     /// bounded queue (`JobEventBroadcaster.subscriberLimit`), then its connection is reset:
     /// its writer, waiting for the client to read, would otherwise hold the stream open and
     /// the bytes already handed to it.
-    func stream(jobID: String?, request: Request, connection: any Channel) async throws -> Response {
+    /// A stream opened with a named token ends within `tokenCheck` of the token's
+    /// revocation (issue 35): what a revoked token opened does not outlive it.
+    func stream(jobID: String?, request: Request, connection: any Channel, namedToken: String? = nil) async throws -> Response {
         let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!].flatMap { $0.isEmpty ? nil : String($0.prefix(64)) }
         let subscription = try await jobs.subscribe(jobID: jobID, lastEventID: lastEventID)
         let keepAlive = self.keepAlive
+        let tokens = self.tokens
+        let tokenCheck = self.tokenCheck
         // The origin's fast path raises the connection's high-water mark to 1 MiB for file
         // ranges; a stream keeps NIO's usual 64 KiB, so that a client that stops reading
         // makes the writer wait (and the queue fill) after little is buffered for it.
@@ -54,6 +64,14 @@ struct EventsController {
                 }
                 group.addTask {
                     if await changes.overflowed() { await Self.reset(connection) }
+                }
+                if let namedToken {
+                    group.addTask {
+                        while await tokens.isValid(digest: namedToken) {
+                            try await Task.sleep(for: tokenCheck)
+                        }
+                        changes.finish()
+                    }
                 }
                 defer { group.cancelAll() }
                 // Graceful shutdown ends the stream, so an open dashboard never delays a stop.

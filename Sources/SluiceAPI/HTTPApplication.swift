@@ -29,7 +29,9 @@ public func buildApplication(
     let admission = OriginAdmission(allowedHosts: configuration.hostCheck, token: try configuration.tokenDigest())
     let host = configuration.host
     let deadlines = { @Sendable in
-        ConnectionDeadlineHandler(headTimeout: .init(configuration.requestHeadTimeout), idleTimeout: .init(configuration.idleTimeout))
+        ConnectionDeadlineHandler(
+            headTimeout: .init(configuration.requestHeadTimeout), bodyTimeout: .init(configuration.requestBodyTimeout),
+            idleTimeout: .init(configuration.idleTimeout))
     }
     // `/healthz` on the event loop, when the service watches a store.
     let health = { @Sendable () -> [any RemovableChannelHandler] in
@@ -54,21 +56,28 @@ public func buildApplication(
     let server: HTTPServerBuilder
     if let certificate {
         let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [deadlines()] + health())
+        // Each stream's request is timed as an HTTP/1 connection's is (its body above all);
+        // the connection itself by `HTTP2IdleDeadlineHandler` (in `TLSHTTPChannel`).
         let http2 = HTTP2Channel.Configuration(
-            idleTimeout: configuration.idleTimeout, streamConfiguration: .init(additionalChannelHandlers: health())
+            idleTimeout: configuration.idleTimeout, streamConfiguration: .init(additionalChannelHandlers: [deadlines()] + health())
         )
+        let http2Deadline = { @Sendable in
+            HTTP2IdleDeadlineHandler(
+                firstStreamTimeout: headTimeout, idleTimeout: .init(configuration.idleTimeout + configuration.requestHeadTimeout))
+        }
         // `wss://…/jsonrpc` over HTTP/1.1; HTTP/2 has no upgrade (a WebSocket client asks
         // for `http/1.1` by ALPN, or for nothing).
         server = HTTPServerBuilder { responder -> any ServerChildChannel in
             let h2 = HTTP2Channel(responder: responder, configuration: http2)
             if let webSocket {
                 return TLSHTTPChannel(
-                    certificate: certificate, handshakeTimeout: headTimeout, http1: upgrading(http1, responder, webSocket), http2: h2
+                    certificate: certificate, handshakeTimeout: headTimeout, http1: upgrading(http1, responder, webSocket), http2: h2,
+                    http2Deadline: http2Deadline
                 )
             }
             return TLSHTTPChannel(
                 certificate: certificate, handshakeTimeout: headTimeout, http1: HTTP1Channel(responder: responder, configuration: http1),
-                http2: h2
+                http2: h2, http2Deadline: http2Deadline
             )
         }
     } else {
@@ -140,7 +149,7 @@ public func buildRouter(
     }
     JobsController(jobs: jobs).addRoutes(to: router)
     QueueController(jobs: jobs).addRoutes(to: router)
-    EventsController(jobs: jobs).addRoutes(to: router)
+    EventsController(jobs: jobs, tokens: tokens).addRoutes(to: router)
     TokensController(tokens: tokens).addRoutes(to: router)
     let aria2 = aria2 ?? Aria2Service(jobs: jobs, configuration: configuration, tokens: tokens)
     JSONRPCController(methods: aria2.methods, crossOrigin: aria2.crossOrigin).addRoutes(to: router)

@@ -38,15 +38,8 @@ struct JSONRPCController {
         } catch {
             return Self.response(Aria2Response.error(error, id: .null), status: error.httpStatus)
         }
-        switch body {
-        case .single(let call):
-            let (answer, failure) = await methods.answer(call)
-            return Self.response(answer, status: failure?.httpStatus ?? 200)
-        case .batch(let calls):
-            var answers: [JSONValue] = []
-            for call in calls { answers.append(await methods.answer(call).response) }
-            return Self.response(.array(answers), status: 200)
-        }
+        let (answer, failure) = await methods.answer(body)
+        return Self.response(answer, status: failure?.httpStatus ?? 200)
     }
 
     static func response(_ value: JSONValue, status: Int) -> Response {

@@ -15,6 +15,8 @@ import SluiceCore
 /// (an `--allowed-origins` page's included, as for `POST /jsonrpc`).
 struct JSONRPCWebSocket: Sendable {
     let methods: Aria2Methods
+    /// The notifications every client gets, decided once for all of them.
+    let notifications: Aria2NotificationHub
     let allowedHosts: Set<String>?
     var crossOrigin = CrossOriginPolicy([])
 
@@ -32,9 +34,10 @@ struct JSONRPCWebSocket: Sendable {
             return .dontUpgrade
         }
         let methods = methods
+        let hub = notifications
         return .upgrade([:]) { inbound, outbound, _ in
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await Self.notify(methods.jobs, outbound) }
+                group.addTask { try await Self.notify(hub, outbound) }
                 defer { group.cancelAll() }
                 for try await message in inbound.messages(maxSize: Self.maximumMessageSize) {
                     guard case .text(let text) = message else { continue }
@@ -46,47 +49,21 @@ struct JSONRPCWebSocket: Sendable {
 
     static func answer(_ text: String, _ methods: Aria2Methods) async -> JSONValue {
         do {
-            switch try Aria2Body.parse(Array(text.utf8)) {
-            case .single(let call): return await methods.answer(call).response
-            case .batch(let calls):
-                var answers: [JSONValue] = []
-                for call in calls { answers.append(await methods.answer(call).response) }
-                return .array(answers)
-            }
+            return await methods.answer(try Aria2Body.parse(Array(text.utf8))).response
         } catch {
             return Aria2Response.error(error, id: .null)
         }
     }
 
-    /// Sends the notifications of job changes until the client goes (or falls too far
-    /// behind: its event queue is bounded, and then its connection ends).
-    static func notify(_ jobs: any JobService, _ outbound: WebSocketOutboundWriter) async throws {
-        let subscription = try await jobs.subscribe(jobID: nil, lastEventID: nil)
-        let changes = subscription.changes
-        defer { changes.cancel() }
-        var notifications = Aria2Notifications()
-        for message in subscription.initial {
-            if case .job(let job) = message.event { notifications.seed(job) }
+    /// Sends the notifications of job changes until the client goes, or falls too far
+    /// behind (its queue in the hub is bounded: its connection then ends).
+    static func notify(_ hub: Aria2NotificationHub, _ outbound: WebSocketOutboundWriter) async throws {
+        let (id, notifications) = hub.join()
+        defer { hub.leave(id) }
+        for await text in notifications {
+            try await outbound.write(.text(text))
         }
-        while true {
-            switch await changes.next() {
-            case .events(let messages):
-                for message in messages {
-                    let method: String?
-                    switch message.event {
-                    case .job(let job): method = notifications.change(job)
-                    case .removed(let id): method = notifications.removed(id: id)
-                    }
-                    if let method {
-                        try await outbound.write(.text(Aria2Notifications.message(method, jobID: message.event.jobID).text))
-                    }
-                }
-            case .keepAlive: continue
-            case .overflowed:
-                try await outbound.close(.goingAway, reason: "fell behind")
-                return
-            case .finished: return
-            }
-        }
+        guard !Task.isCancelled else { return }
+        try await outbound.close(.goingAway, reason: "notifications ended: the client fell behind or the service is stopping")
     }
 }

@@ -20,7 +20,7 @@ struct OriginAdmission: Sendable {
         }
         guard let token else { return true }
         guard let header = request.headerFields[.authorization],
-            let presented = BearerAuthMiddleware<SluiceRequestContext>.bearerCredential(header)
+            let presented = BearerAuthMiddleware.bearerCredential(header)
         else { return false }
         return token.matches(presented)
     }

@@ -42,7 +42,12 @@ public struct ServiceConfiguration: Sendable {
     public var maxConnections: Int = 4096
     /// How long a new connection may take to send its request head.
     public var requestHeadTimeout: Duration = .seconds(30)
-    /// How long a keep-alive connection may sit between requests.
+    /// How long a request's body may take to arrive whole, from its head (bodies are
+    /// small: 1 MiB at most). Not a flag.
+    public var requestBodyTimeout: Duration = .seconds(30)
+    /// How long a keep-alive connection may sit between requests; an HTTP/2 connection
+    /// with no open stream is closed `requestHeadTimeout` after that, whether or not its
+    /// peer answers the GOAWAY's PING.
     public var idleTimeout: Duration = .seconds(60)
     /// Told of every job's end (`--webhook`), signed with `webhookSecret` when set.
     public var webhookURL: String?

@@ -7,6 +7,10 @@ public import NIOCore
 public struct SluiceRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let channel: any Channel
+    /// The digest of the named token that authorized the request (`BearerAuthMiddleware`);
+    /// nil for the service's own token or none. What the request opens (an event stream)
+    /// ends when that token is revoked.
+    public var namedToken: String?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -24,6 +24,9 @@ struct TLSHTTPChannel<HTTP1: ServerChildChannel>: ServerChildChannel {
     let handshakeTimeout: TimeAmount
     let http1: HTTP1
     let http2: HTTP2Channel
+    /// The deadline of an HTTP/2 connection with no open stream, added after HTTP/2's own
+    /// handlers, where the stream events reach it.
+    let http2Deadline: @Sendable () -> HTTP2IdleDeadlineHandler
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -35,7 +38,10 @@ struct TLSHTTPChannel<HTTP1: ServerChildChannel>: ServerChildChannel {
             > { result in
                 switch result {
                 case .negotiated("h2"):
-                    return http2.setup(channel: channel, logger: logger).map { .http2($0) }
+                    return http2.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                        try channel.pipeline.syncOperations.addHandler(http2Deadline())
+                        return .http2(value)
+                    }
                 case .negotiated("http/1.1"), .fallback:
                     return http1.setup(channel: channel, logger: logger).map { .http1_1($0) }
                 case .negotiated:

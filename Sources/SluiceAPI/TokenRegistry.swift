@@ -50,7 +50,16 @@ public actor TokenRegistry {
     public func scope(of presented: some StringProtocol) async -> TokenScope? {
         if isMaster(presented) { return .admin }
         guard store != nil, !presented.isEmpty else { return nil }
-        let digest = TokenDigest.hex(presented)
+        return await scope(digest: TokenDigest.hex(presented))
+    }
+
+    /// Whether the named token with this digest is still a token of this service: false
+    /// within `freshFor` of its revocation anywhere, at once for one revoked here.
+    public func isValid(digest: String) async -> Bool {
+        await scope(digest: digest) != nil
+    }
+
+    private func scope(digest: String) async -> TokenScope? {
         let age = readAt.map { ContinuousClock.now - $0 }
         if let age, let token = known[digest], age < freshFor { return token.scope }
         if let age, known[digest] == nil, age < rereadUnknownAfter { return nil }

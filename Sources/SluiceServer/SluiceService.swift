@@ -24,6 +24,8 @@ public struct SluiceService: Sendable {
     /// every route (the token scopes) goes through, so a new route cannot be missed.
     public let routeTable: [String]
     let downloads: DownloadService
+    /// aria2's WebSocket notifications, for every client at once.
+    let aria2Notifications: Aria2NotificationHub
     let certificateReloader: CertificateReloader?
     /// Ends when `aria2.shutdown` asks, and the group then shuts down gracefully.
     let rpcShutdown: RPCShutdownService
@@ -31,7 +33,7 @@ public struct SluiceService: Sendable {
     /// The services in the order a `ServiceGroup` must run them: a graceful shutdown stops
     /// them in reverse, so downloads are checkpointed before the server drains its connections.
     public var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        let running: [any Service] = [application, downloads] + (certificateReloader.map { [$0] } ?? [])
+        let running: [any Service] = [application, downloads, aria2Notifications] + (certificateReloader.map { [$0] } ?? [])
         return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
 
@@ -144,6 +146,7 @@ public func buildService(
     return SluiceService(
         application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
         downloads: DownloadService(scheduler: scheduler, webhooks: webhooks, client: client, storeHealth: storeHealth, logger: logger),
+        aria2Notifications: aria2.notifications,
         certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },
         rpcShutdown: RPCShutdownService(shutdown: shutdown, logger: logger)
     )

@@ -39,10 +39,58 @@ public enum Subdirectory {
         return nil
     }
 
+    /// The directory `relative` names under `root`, opened one component at a time beneath
+    /// it (`OpenBeneath`: no path is resolved twice), each missing one made inside the
+    /// directory already open. What is placed through the descriptor lands in the directory
+    /// that was checked, even if a component is swapped for a symlink afterwards (issue 35:
+    /// checked by path, then linked by path, a finished file was placed outside). The
+    /// caller closes it. A problem, in words for API users, when it cannot be opened.
+    public static func open(_ relative: String, under root: String) -> Result<Int32, SubdirectoryProblem> {
+        guard let base = resolved(root) else { return .failure(.init("the documents directory is missing")) }
+        let names = relative.split(separator: "/").map(String.init)
+        var shown = "documents"
+        var directory = openDirectory(base)
+        guard directory >= 0 else { return .failure(.init("the documents directory cannot be opened")) }
+        for index in names.indices {
+            shown += "/" + names[index]
+            if mkdirat(directory, names[index], 0o700) != 0, errno != EEXIST {
+                let reason = String(cString: strerror(errno))
+                close(directory)
+                return .failure(.init("cannot create the directory \(shown): \(reason)"))
+            }
+            close(directory)
+            guard let next = OpenBeneath.file(Array(names[...index]), under: base, aliases: root == base ? [] : [root]) else {
+                return .failure(.init("\(shown) leads out of the documents directory"))
+            }
+            var status = stat()
+            guard fstat(next, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+                close(next)
+                return .failure(.init("\(shown) is not a directory"))
+            }
+            directory = next
+        }
+        return .success(directory)
+    }
+
     /// The absolute path with every symlink resolved; nil when it does not exist.
     static func resolved(_ path: String) -> String? {
         guard let pointer = realpath(path, nil) else { return nil }
         defer { free(pointer) }
         return String(cString: pointer)
     }
+}
+
+/// Why a sub-directory of the documents cannot be used, in words for API users.
+public struct SubdirectoryProblem: Error, Sendable, Equatable {
+    public let message: String
+
+    init(_ message: String) {
+        self.message = message
+    }
+}
+
+/// `open(2)` on a directory, read-only: outside `Subdirectory`, whose own `open` would
+/// shadow the C function's name.
+private func openDirectory(_ path: String) -> Int32 {
+    open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SluiceCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,15 +12,25 @@ enum Environment {
     }
 }
 
-/// Writes a line to standard output at once, even when it is a pipe.
+/// Writes a line to standard output at once, even when it is a pipe. Whatever it holds of
+/// the service's or a remote's text reaches the terminal escaped (`TerminalText`): only its
+/// own line breaks and tabs are kept.
 func printLine(_ line: String) {
-    writeAll(STDOUT_FILENO, line + "\n")
+    writeAll(STDOUT_FILENO, TerminalText.safe(line, keeping: lineBreaks) + "\n")
 }
 
-/// Writes a line to standard error.
+/// Writes a line to standard error, escaped as `printLine` escapes.
 func printError(_ line: String) {
-    writeAll(STDERR_FILENO, line + "\n")
+    writeAll(STDERR_FILENO, TerminalText.safe(line, keeping: lineBreaks) + "\n")
 }
+
+/// Writes the service's JSON as it came, but for characters a terminal acts on, which are
+/// written as JSON escapes (the same JSON to a reader).
+func printJSON(_ data: Data) {
+    writeAll(STDOUT_FILENO, TerminalText.safeJSON(String(decoding: data, as: UTF8.self)) + "\n")
+}
+
+private let lineBreaks: Set<Unicode.Scalar> = ["\n", "\t"]
 
 /// Writes `text` whole. A reader that has gone (`sluice ls | head`) ends the process as
 /// SIGPIPE ends a C tool, quietly: Foundation's `FileHandle.write` traps on EPIPE instead.

@@ -230,3 +230,47 @@ import Testing
                 == #"{"jsonrpc":"2.0","method":"aria2.onDownloadStart","params":[{"gid":"0000000000000001"}]}"#)
     }
 }
+
+/// aria2's paging and positions, whatever numbers a client sends (issue 35, finding 1:
+/// `Int64.min` as an offset and `Int64.max` as a position trapped the service).
+@Suite struct Aria2PageTests {
+    @Test func offsetsFromTheStartAndBackwardsFromTheEnd() {
+        #expect(Aria2Page.indices(offset: 0, num: 2, count: 5) == [0, 1])
+        #expect(Aria2Page.indices(offset: 3, num: 10, count: 5) == [3, 4])
+        #expect(Aria2Page.indices(offset: 5, num: 1, count: 5) == [])
+        #expect(Aria2Page.indices(offset: -1, num: 2, count: 5) == [4, 3])
+        #expect(Aria2Page.indices(offset: -5, num: 3, count: 5) == [0])
+        #expect(Aria2Page.indices(offset: -6, num: 3, count: 5) == [])
+        #expect(Aria2Page.indices(offset: 0, num: 0, count: 5) == [])
+    }
+
+    @Test func theExtremesOfEveryIntegerSelectNothingAndNeverTrap() {
+        for offset in [Int.min, Int.min + 1, -1_000_000_000, 1_000_000_000, Int.max] {
+            for num in [0, 1, Int.max] {
+                let page = Aria2Page.indices(offset: offset, num: num, count: 3)
+                #expect(page.allSatisfy { (0..<3).contains($0) })
+            }
+        }
+        #expect(Aria2Page.indices(offset: 1, num: Int.max, count: 3) == [1, 2])
+        #expect(Aria2Page.indices(offset: -1, num: Int.max, count: 3) == [2, 1, 0])
+    }
+
+    @Test func aPositionIsClampedWithoutOverflow() {
+        #expect(Aria2Page.target(how: "POS_END", position: Int.max, current: 0, others: 4) == 4)
+        #expect(Aria2Page.target(how: "POS_END", position: Int.min, current: 0, others: 4) == 0)
+        #expect(Aria2Page.target(how: "POS_CUR", position: Int.max, current: 3, others: 4) == 4)
+        #expect(Aria2Page.target(how: "POS_CUR", position: -1, current: 3, others: 4) == 2)
+        #expect(Aria2Page.target(how: "POS_SET", position: 2, current: 0, others: 4) == 2)
+        #expect(Aria2Page.target(how: "POS_NEAR", position: 0, current: 0, others: 4) == nil)
+    }
+
+    @Test func anIntegerParameterOutsideItsRangeIsAnErrorNotANumber() throws {
+        let call = Aria2Call(
+            method: "aria2.tellWaiting",
+            params: [.integer(.min), .string("-9223372036854775808"), .integer(.max), .string("12"), .string("99999999999999999999")])
+        for index in [0, 1, 2, 4] {
+            #expect(throws: Aria2Failure.self) { try call.integer(at: index, "offset") }
+        }
+        #expect(try call.integer(at: 3, "num") == 12)
+    }
+}

@@ -115,6 +115,42 @@ import NIOHTTP1
         try await proxy.shutdown()
     }
 
+    /// Issue 35, finding 4: `x%40127.0.0.1` was judged as one name and handed to the proxy
+    /// decoded, as user `x` at `127.0.0.1`; Squid then fetched a loopback-only file. A host
+    /// with `%` (a job stored before the API refused them, or a redirect) is never sent.
+    @Test func aPercentEncodedHostIsNeverHandedToAProxy() async throws {
+        let proxy = try await TestHTTPProxy()
+        let settings = ProxySettings(proxy: try EndpointURL.proxy("http://127.0.0.1:\(proxy.port)", field: "proxy"))
+        let fetcher = Fetcher(policy: .publicOnly, stallTimeout: 5, proxies: settings)
+        for host in ["x%40127.0.0.1:9", "x%40localhost", "a%2fb", "a%3fb", "a%23b", "%6c%6f%63%61%6c%68%6f%73%74"] {
+            do {
+                _ = try await Self.get(fetcher, "http://\(host)/x")
+                Issue.record("\(host) was fetched")
+            } catch {
+                #expect((error as? SluiceError)?.code == .invalidURL, "\(host): \(error)")
+            }
+        }
+        #expect(proxy.entries.isEmpty)
+        try await fetcher.shutdown()
+        try await proxy.shutdown()
+    }
+
+    @Test func aRedirectToAPercentEncodedHostIsNotFollowed() async throws {
+        let log = HeaderLog()
+        try await Self.withRedirector(host: "127.0.0.1", log: log) { port in
+            let fetcher = Fetcher(stallTimeout: 5)
+            let start = "http://127.0.0.1:\(port)/to?url=http://x%2540127.0.0.1:\(port)/secret"
+            do {
+                _ = try await Self.get(fetcher, start)
+                Issue.record("the redirect was followed")
+            } catch {
+                #expect((error as? SluiceError)?.code == .invalidResponse, "\(error)")
+            }
+            try await fetcher.shutdown()
+            #expect(log.all.map(\.path) == ["/to"])
+        }
+    }
+
     @Test func tooManyRedirectsStopAtTen() async throws {
         let log = HeaderLog()
         try await Self.withRedirector(host: "127.0.0.1", log: log) { port in

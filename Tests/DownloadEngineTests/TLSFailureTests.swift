@@ -1,5 +1,6 @@
 @testable import DownloadEngine
 import Foundation
+import SluiceCore
 import SluiceTestSupport
 import Testing
 import X509
@@ -46,6 +47,23 @@ import X509
             #expect(message.contains("certificate"))
         }
         #expect(TLSFailure.certificateMessage(leaf: nil, host: "h").contains("could not be verified"))
+    }
+
+    /// Issue 35, finding 7: a certificate's names are the remote's text, and reached the
+    /// job's error raw, and from it the operator's terminal (`sluice wait` printed a
+    /// retitle and a cleared screen). They are escaped, and only a few are shown.
+    @Test func aCertificatesNamesReachTheErrorEscapedAndBounded() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let ca = try TestCertificateAuthority(directory: directory.path, commonName: "Home Lab CA")
+        let hostile = "\u{1B}]0;owned\u{07}\u{1B}[2J\u{7F}x.example"
+        let many = (0..<50).map { "n\($0).example" }
+        let pair = try ca.issue("hostile", dnsNames: [hostile] + many, addresses: [])
+        let message = TLSFailure.certificateMessage(leaf: try Self.leaf(pair), host: "localhost")
+        #expect(!message.unicodeScalars.contains(where: TerminalText.isUnsafe), "\(message.debugDescription)")
+        #expect(message.contains(#"\e]0;owned\x07\e[2j\x7fx.example"#), "\(message.debugDescription)")
+        #expect(message.contains("and 43 more"), "\(message)")
+        #expect(message.utf8.count < 2_000)
     }
 
     @Test func handshakeFailuresAreToldApartFromDroppedConnections() {

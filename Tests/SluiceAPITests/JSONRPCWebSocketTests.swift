@@ -3,6 +3,7 @@ import Aria2RPC
 import Glibc
 #endif
 import Foundation
+import JobService
 import SluiceCore
 import SluiceTestSupport
 import Testing
@@ -35,6 +36,39 @@ import Testing
                 methods.append(try #require(note["method"] as? String))
             }
             #expect(methods == ["aria2.onDownloadStart", "aria2.onDownloadComplete"])
+        }
+    }
+
+    /// Issue 35, finding 5: each upgrade (no token needed) built its own snapshot of up to
+    /// 1,000 jobs; seconds of upgrades took the store from everything else. Now every
+    /// client shares one subscription: an upgrade subscribes nothing, and each client still
+    /// hears every change.
+    @Test func upgradesShareOneSubscriptionAndEachClientIsNotified() async throws {
+        try await ServiceHarness.with { service in
+            let scheduler = try #require(service.jobs as? JobScheduler)
+            for index in 0..<50 { _ = try await service.create(["url": "http://127.0.0.1:1/\(index)", "paused": true]) }
+            let before = scheduler.events.subscriberCount
+            var sockets: [RawWebSocket] = []
+            for _ in 0..<20 {
+                let socket = try await RawWebSocket.open(port: service.port, path: "/jsonrpc")
+                // Answered: the upgrade is done and its notifications are set up.
+                try await socket.send(text: #"{"jsonrpc":"2.0","id":"m","method":"system.listNotifications"}"#)
+                _ = try await socket.nextText()
+                sockets.append(socket)
+            }
+            // The hub's one subscription, whatever the number of clients.
+            #expect(scheduler.events.subscriberCount == before)
+            let job = try await service.create(["url": service.testdata("/testdata/64K")])
+            let gid = Aria2GID.of(jobID: job["id"] as! String)
+            for socket in sockets.prefix(3) + sockets.suffix(1) {
+                var methods: [String] = []
+                while !methods.contains("aria2.onDownloadComplete") {
+                    let note = try #require(Self.object(try await socket.nextText()), "notified so far: \(methods)")
+                    guard (note["params"] as? [[String: Any]])?.first?["gid"] as? String == gid else { continue }
+                    methods.append(try #require(note["method"] as? String))
+                }
+                #expect(methods == ["aria2.onDownloadStart", "aria2.onDownloadComplete"])
+            }
         }
     }
 

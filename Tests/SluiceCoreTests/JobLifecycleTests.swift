@@ -98,6 +98,15 @@ import Testing
             ("http://u:p%zz@h/x", "invalid_url"),
             ("http://h<>/x", "invalid_url"),
             ("http://h|/x", "invalid_url"),
+            // Issue 35, finding 4: a percent-encoded host is judged as one name and sent to a
+            // proxy decoded, as userinfo and another host.
+            ("http://x%40127.0.0.1:8080/", "invalid_url"),
+            ("http://x%40localhost/", "invalid_url"),
+            ("http://a%2fb/x", "invalid_url"),
+            ("http://a%3fb/x", "invalid_url"),
+            ("http://a%23b/x", "invalid_url"),
+            ("http://%41.example/x", "invalid_url"),
+            ("http://[fe80::1%25eth%40x]/x", "invalid_url"),
             // What they must not catch: an empty port, an e-mail as the user, encodings, a
             // zone id, an internationalised name, a port at its bound.
             ("http://h:/x", nil),

@@ -45,7 +45,10 @@ public struct JobPatch: Sendable, Equatable, Decodable {
         try validate()
     }
 
-    private func validate() throws {
+    /// Checks every field set against the rules of `POST /jobs`; a decoded patch has been
+    /// checked already, one built field by field (aria2's `changeOption`) is checked by the
+    /// job service before it applies it.
+    public func validate() throws {
         if let url { try CreateJobRequest.validateURL(url) }
         if let headers { try CreateJobRequest.validateHeaders(headers) }
         if let priority { try CreateJobRequest.validatePriority(priority) }

@@ -35,6 +35,12 @@ public struct QueueSettingsPatch: Sendable, Equatable, Decodable {
         paused = try body.value(Bool.self, "paused")
         maxActive = try body.value(Int.self, "maxActive")
         limitRate = try body.nullable(Int64.self, "limitRate")
+        try validate()
+    }
+
+    /// The ranges of `PATCH /queue`; the job service checks a patch built another way
+    /// (aria2's `changeGlobalOption`) the same before it applies it.
+    public func validate() throws {
         if let maxActive, !QueueSettings.maxActiveRange.contains(maxActive) {
             throw SluiceError(.invalidField, "maxActive must be between 1 and 64", field: "maxActive")
         }

@@ -48,7 +48,7 @@ struct Add: AsyncParsableCommand {
                 let data = try await client.send(.POST, "/jobs", body: .object(fields))
                 let job = try ServiceClient.job(data)
                 made.append(job)
-                printLine(options.json ? String(decoding: data, as: UTF8.self) : job.id)
+                options.json ? printJSON(data) : printLine(job.id)
             }
             if wait { try await Wait.waitFor(made.map(\.id), client: client, json: false, quiet: true) }
         }
@@ -71,7 +71,7 @@ struct Ls: AsyncParsableCommand {
         if let limit { query.append("limit=\(limit)") }
         try await withService(options) { client in
             let data = try await client.send(.GET, "/jobs" + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
-            printLine(options.json ? String(decoding: data, as: UTF8.self) : JobTable.render(try ServiceClient.jobs(data)))
+            options.json ? printJSON(data) : printLine(JobTable.render(try ServiceClient.jobs(data)))
         }
     }
 }
@@ -88,15 +88,15 @@ struct Show: AsyncParsableCommand {
         try await withService(options) { client in
             let data = try await client.send(.GET, "/jobs/" + Self.escaped(id))
             if options.json {
-                printLine(String(decoding: data, as: UTF8.self))
+                printJSON(data)
                 return
             }
             // The API's fields, one per line, in its order.
             guard case .object(let fields)? = try? JSONDecoder().decode(JSONValue.self, from: data) else { return }
             let width = fields.map(\.0.count).max() ?? 0
             for (name, value) in fields {
-                let text = value.stringValue ?? value.text
-                printLine(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + text)
+                let text = TerminalText.safe(value.stringValue ?? value.text)
+                printLine(TerminalText.safe(name).padding(toLength: width, withPad: " ", startingAt: 0) + "  " + text)
             }
         }
     }
@@ -146,7 +146,7 @@ extension AsyncParsableCommand {
             for id in ids {
                 let data = try await client.send(.POST, "/jobs/" + Show.escaped(id) + "/" + action)
                 if options.json {
-                    printLine(String(decoding: data, as: UTF8.self))
+                    printJSON(data)
                 } else {
                     printLine("\(id) \(try ServiceClient.job(data).state.rawValue)")
                 }

@@ -14,11 +14,13 @@ enum JobTable {
             progress = ByteSize.human(job.bytesDone)
         }
         let running = job.state == .running
+        // Each cell escaped on its own (`TerminalText`): a name with a line break cannot
+        // start a row of its own, nor one with an escape sequence rewrite the screen.
         return [
             job.id, job.state.rawValue, job.filename ?? "-", progress,
             running ? ByteSize.human(Int64(job.speed)) + "/s" : "-",
             running ? job.eta.map(duration) ?? "-" : "-",
-        ]
+        ].map { TerminalText.safe($0) }
     }
 
     static func render(_ jobs: [JobSnapshot]) -> String {

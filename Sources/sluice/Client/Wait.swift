@@ -37,12 +37,12 @@ struct Wait: AsyncParsableCommand {
                 let job = try ServiceClient.job(data)
                 if job.state == .completed || job.state == .failed {
                     if json {
-                        printLine(String(decoding: data, as: UTF8.self))
+                        printJSON(data)
                     } else if !quiet {
                         printLine("\(job.id) \(job.state.rawValue)" + (job.path.map { " \($0)" } ?? ""))
                     }
                     if job.state == .failed {
-                        failed.append("job \(id) failed: \(job.error?.code ?? "") \(job.error?.message ?? "")")
+                        failed.append(TerminalText.safe("job \(id) failed: \(job.error?.code ?? "") \(job.error?.message ?? "")"))
                     }
                     break
                 }
@@ -82,10 +82,10 @@ struct Queue: AsyncParsableCommand {
         try await withService(options) { client in
             let data = try await (patch.isEmpty ? client.send(.GET, "/queue") : client.send(.PATCH, "/queue", body: .object(patch)))
             guard !options.json, case .object(let fields)? = try? JSONDecoder().decode(JSONValue.self, from: data) else {
-                printLine(String(decoding: data, as: UTF8.self))
+                printJSON(data)
                 return
             }
-            for (name, value) in fields { printLine("\(name): \(value.stringValue ?? value.text)") }
+            for (name, value) in fields { printLine(TerminalText.safe("\(name): \(value.stringValue ?? value.text)")) }
         }
     }
 }

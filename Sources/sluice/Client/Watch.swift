@@ -22,7 +22,7 @@ struct Watch: AsyncParsableCommand {
                 guard line.hasPrefix("data:") else { continue }
                 let data = Data(line.dropFirst(5).trimmingCharacters(in: .whitespaces).utf8)
                 if options.json {
-                    printLine(String(decoding: data, as: UTF8.self))
+                    printJSON(data)
                     continue
                 }
                 switch event {
@@ -56,7 +56,7 @@ struct Watch: AsyncParsableCommand {
             let filled = Int((fraction * 30).rounded(.down))
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: 30 - filled)
             let cells = JobTable.row(job)
-            lines.append("\(String(job.id.prefix(8))) [\(bar)] \(cells[3]) \(cells[4]) eta \(cells[5]) \(job.filename ?? "")")
+            lines.append("\(cells[0].prefix(8)) [\(bar)] \(cells[3]) \(cells[4]) eta \(cells[5]) \(cells[2])")
         }
         var counts: [String: Int] = [:]
         for job in jobs { counts[job.state.rawValue, default: 0] += 1 }

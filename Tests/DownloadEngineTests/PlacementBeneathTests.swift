@@ -1,0 +1,51 @@
+@testable import DownloadEngine
+import Foundation
+import SluiceCore
+import SluiceTestSupport
+import Testing
+
+/// Issue 35, finding 11: aria2's `dir` was checked by path and then linked by path, so a
+/// directory swapped for a symlink in between placed the finished file outside
+/// `documents/`, and the job said `completed`. The directory is opened beneath the
+/// documents and the file linked into what was opened.
+@Suite struct PlacementBeneathTests {
+    @Test func aDirectorySwappedForASymlinkAfterItWasOpenedGetsNothingOutside() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let documents = directory.path + "/documents"
+        let outside = directory.path + "/outside"
+        for path in [documents + "/music", outside] {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        }
+        let partial = directory.path + "/file.part"
+        try Data("finished".utf8).write(to: URL(fileURLWithPath: partial))
+        let placed = try FilePlacement.place(partial, under: documents, in: "music", name: "song.mp3") {
+            // The swap, between the open and the link.
+            try! FileManager.default.moveItem(atPath: documents + "/music", toPath: documents + "/music.checked")
+            try! FileManager.default.createSymbolicLink(atPath: documents + "/music", withDestinationPath: outside)
+        }
+        #expect(placed == documents + "/music/song.mp3")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
+        #expect(FileManager.default.contents(atPath: documents + "/music.checked/song.mp3") == Data("finished".utf8))
+        #expect(!FileManager.default.fileExists(atPath: partial))
+    }
+
+    @Test func aSymlinkOutThatIsThereBeforeIsRefusedAndMissingDirectoriesAreMadeInside() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let documents = directory.path + "/documents"
+        let outside = directory.path + "/outside"
+        for path in [documents, outside] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        try FileManager.default.createSymbolicLink(atPath: documents + "/out", withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: documents + "/inside", withDestinationPath: documents + "/real")
+        let partial = directory.path + "/file.part"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: partial))
+        #expect(throws: SluiceError.self) { try FilePlacement.place(partial, under: documents, in: "out/deeper", name: "a") }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty, "nothing is made beneath a way out")
+        // A symlink that stays inside is followed; what is missing is made.
+        try FileManager.default.createDirectory(atPath: documents + "/real", withIntermediateDirectories: true)
+        let placed = try FilePlacement.place(partial, under: documents, in: "inside/new/deeper", name: "a")
+        #expect(placed == documents + "/inside/new/deeper/a")
+        #expect(FileManager.default.fileExists(atPath: documents + "/real/new/deeper/a"))
+    }
+}
