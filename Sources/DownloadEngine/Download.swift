@@ -200,14 +200,20 @@ public final class Download: Sendable {
     /// Feeds a failure to `machine` and carries out its answer: waits (on the download's
     /// clock) before the next try, or throws what ends this loop.
     func recover(from error: any Error, with machine: inout RetryMachine) async throws {
-        let event = Self.event(for: error)
+        let event = Self.event(for: error, target: remoteName, scheme: URLOrigin(url)?.scheme)
         switch machine.handle(event, jitter: Double.random(in: 0...1)) {
         case .retry(let delay):
             if let threshold = options.releaseSlotAfter, delay >= threshold, case .transient(let error, _) = event {
                 throw RetryLater(delay: delay, failures: machine.consecutiveFailures, error: error)
             }
             state.setPhase(.retrying)
-            logger.info("retrying in \(delay) after \(error)", metadata: ["url": "\(url)"])
+            let reason: String
+            switch event {
+            case .transient(let failure, _), .stalled(let failure), .final(let failure): reason = failure.message
+            default: reason = "the request failed"
+            }
+            logger.info("retrying in \(delay): \(reason)", metadata: ["url": "\(URLCredentials.redacted(url))"])
+            reporter.yield(.retrying(reason: reason, delay: delay, failures: machine.consecutiveFailures))
             try await options.clock.sleep(delay)
             state.setPhase(.downloading)
         case .fail(let error):
@@ -221,8 +227,11 @@ public final class Download: Sendable {
         }
     }
 
+    /// The job URL's `host:port`, as messages name the server.
+    var remoteName: String { URLOrigin(url)?.shown ?? "the server" }
+
     /// What an error thrown while talking to a server means to the retry machine.
-    static func event(for error: any Error) -> RetryMachine.Event {
+    static func event(for error: any Error, target: String, scheme: String? = nil) -> RetryMachine.Event {
         if Task.isCancelled || error is CancellationError { return .cancelled }
         switch error {
         case let decided as MachineEvent:
@@ -234,9 +243,9 @@ public final class Download: Sendable {
         case let transient as TransientFailure:
             return .transient(transient.error, retryAfter: transient.retryAfter)
         case let error as HTTPClientError where error == .readTimeout:
-            return .stalled(SluiceError(.network, "the connection stalled: no byte came for the read timeout", cause: error))
+            return .stalled(SluiceError(.network, "\(target) stalled: no byte came for the read timeout", cause: error))
         default:
-            switch SluiceError.fromTransport(error) {
+            switch SluiceError.fromTransport(error, target: target, scheme: scheme) {
             case .success(let transient): return .transient(transient.error, retryAfter: transient.retryAfter)
             case .failure(let final): return .final(final)
             }

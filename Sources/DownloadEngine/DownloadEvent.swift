@@ -7,4 +7,7 @@ public enum DownloadEvent: Sendable {
     case progress(DownloadProgress)
     /// A checkpoint covering this many bytes was saved after an `fsync`.
     case checkpointed(bytes: Int64)
+    /// A request failed and is tried again after `delay`: `reason` in plain words, the
+    /// `failures` in a row so far.
+    case retrying(reason: String, delay: Duration, failures: Int)
 }

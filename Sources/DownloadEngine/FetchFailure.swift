@@ -34,8 +34,9 @@ struct RestartFromZero: Error {
 }
 
 extension SluiceError {
-    /// Classifies an error thrown while talking to a server.
-    static func fromTransport(_ error: any Error) -> Result<TransientFailure, SluiceError> {
+    /// Classifies an error thrown while talking to `target` (`host:port`), in plain words
+    /// (`TransportFailureText`).
+    static func fromTransport(_ error: any Error, target: String, scheme: String? = nil) -> Result<TransientFailure, SluiceError> {
         if let error = error as? SluiceError {
             return .failure(error)
         }
@@ -44,11 +45,10 @@ extension SluiceError {
         if let error = error as? HTTPClientError, error == .invalidURL || error == .emptyHost || error == .emptyScheme {
             return .failure(SluiceError(.invalidURL, "the URL cannot be fetched", cause: error))
         }
-        // A TLS connection cut mid-way is a network failure; its message names no TLS
-        // library internals (the cause, for logs, keeps them).
-        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
-            return .success(TransientFailure(error: SluiceError(.network, "the TLS connection was cut or closed uncleanly", cause: error)))
-        }
-        return .success(TransientFailure(error: SluiceError(.network, "network error: \(error)", cause: error)))
+        // A TLS connection cut mid-way is a network failure too; no message names a
+        // library's internals (the cause keeps them, for debug logs).
+        return .success(
+            TransientFailure(
+                error: SluiceError(.network, TransportFailureText.describe(error, target: target, scheme: scheme), cause: error)))
     }
 }

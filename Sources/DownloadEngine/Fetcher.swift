@@ -272,7 +272,10 @@ public final class Fetcher: Sendable {
             }
             return TransientFailure(error: SluiceError(.network, message, cause: error))
         }
-        return TransientFailure(error: SluiceError(.network, "the proxy \(name) failed: \(Self.describe(error))", cause: error))
+        return TransientFailure(
+            error: SluiceError(
+                .network, "the proxy \(name) failed: " + TransportFailureText.describe(error, target: "\(proxy.host):\(proxy.port)"),
+                cause: error))
     }
 
     /// An answer the proxy made itself, not the origin's, as it says so (RFC 9209's
@@ -287,21 +290,6 @@ public final class Fetcher: Sendable {
         if status.code < 500, status.code != 408, status.code != 429 { return SluiceError(.network, message) }
         let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
         return TransientFailure(error: SluiceError(.network, message), retryAfter: retryAfter)
-    }
-
-    /// A short description of a transport error for people: no library internals.
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .connectTimeout: return "the connection timed out"
-            case .remoteConnectionClosed: return "the connection was closed"
-            case .invalidProxyResponse: return "it did not accept the tunnel"
-            default: break
-            }
-        }
-        if let error = error as? IOError { return "\(error.description)" }
-        if error is ChannelError { return "the connection failed" }
-        return "\(error)"
     }
 
     /// The address to connect to `proxy` at. A job's own proxy (`checked`) is a target: its
@@ -431,4 +419,7 @@ struct URLOrigin: Equatable {
         guard let url = URL(string: text) else { return nil }
         self.init(url)
     }
+
+    /// `host:port` as messages name it (`[::1]:8080`).
+    var shown: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
 }

@@ -1,4 +1,4 @@
-public import SluiceCore
+import SluiceCore
 import Synchronization
 
 /// The connections every download of the service has open to each `host:port`, never

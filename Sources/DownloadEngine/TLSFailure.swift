@@ -37,7 +37,7 @@ enum TLSFailure {
     static func protocolMessage(_ error: any Error, host: String) -> String {
         let text = String(describing: error)
         let reasons: [(String, String)] = [
-            ("WRONG_VERSION_NUMBER", "the server at \(host) does not answer TLS (is it plain http?)"),
+            ("WRONG_VERSION_NUMBER", "\(host) does not speak TLS: if it serves plain HTTP, the URL should start with http://"),
             ("UNSUPPORTED_PROTOCOL", "the TLS handshake with \(host) failed: no TLS version in common (TLS 1.2 or 1.3 is needed)"),
             ("PROTOCOL_VERSION", "the TLS handshake with \(host) failed: no TLS version in common (TLS 1.2 or 1.3 is needed)"),
             ("NO_SHARED_CIPHER", "the TLS handshake with \(host) failed: no cipher in common"),

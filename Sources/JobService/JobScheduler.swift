@@ -485,7 +485,7 @@ public actor JobScheduler {
         if let directory = request.directory,
             let problem = Subdirectory.problem(directory, under: configuration.documentsDirectory, creating: false)
         {
-            throw SluiceError(.invalidFilename, problem, field: "directory")
+            throw SluiceError(.invalidField, "dir: \(problem)", field: "dir")
         }
         try await checkDependenciesExist(request.after)
         // Their states as the job is made: a finished one may leave the table while the store

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import SluiceCore
 
 /// A job's headers and dependencies as every store keeps them: JSON text in one column.

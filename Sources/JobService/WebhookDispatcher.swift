@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 public import DownloadEngine
-public import Foundation
+import Foundation
 public import Logging
 public import Metrics
 import NIOCore
@@ -334,7 +334,7 @@ public final class WebhookDispatcher: Sendable {
     static func describe(_ error: any Error) -> String {
         if let error = error as? SluiceError { return error.message }
         if let error = error as? HTTPClientError, error == .deadlineExceeded { return "no answer within the timeout" }
-        return EndpointURL.redact("\(error)")
+        return TransportFailureText.describe(error, target: "the receiver")
     }
 }
 

@@ -1,5 +1,5 @@
 public import DownloadEngine
-public import Foundation
+import Foundation
 public import Logging
 public import SluiceCore
 import PostgresNIO

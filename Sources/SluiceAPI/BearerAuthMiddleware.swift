@@ -33,7 +33,11 @@ struct BearerAuthMiddleware: RouterMiddleware {
             scope = await Self.scope(of: Substring(query), in: tokens)
             presented = Substring(query)
         }
-        guard let scope, let presented else { throw SluiceError(.unauthorized, "a valid bearer token is required") }
+        guard let scope, let presented else {
+            throw SluiceError(
+                .unauthorized, "a valid token is required: send the header Authorization: Bearer TOKEN (sluice's client reads SLUICE_TOKEN)"
+            )
+        }
         var context = context
         if !tokens.isMaster(presented) { context.namedToken = TokenDigest.hex(presented) }
         let needed = RouteScope.required(method: request.method.rawValue, route: route)

@@ -1,6 +1,6 @@
-public import HummingbirdCore
-public import Logging
-public import NIOCore
+import HummingbirdCore
+import Logging
+import NIOCore
 import NIOHTTP1
 
 /// Times a new connection's first request head in bytes, ahead of any HTTP parsing: the
@@ -13,13 +13,16 @@ final class FirstHeadDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     typealias InboundOut = ByteBuffer
 
     private let timeout: TimeAmount
+    private let logger: Logger
     private var deadline: Scheduled<Void>?
     /// Where the bytes so far stand against the blank line that ends a head; it may arrive
     /// split over reads.
     private var scanner = HeadEndScanner()
+    private var sawFirstBytes = false
 
-    init(timeout: TimeAmount) {
+    init(timeout: TimeAmount, logger: Logger) {
         self.timeout = timeout
+        self.logger = logger
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -37,7 +40,26 @@ final class FirstHeadDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        scanner.scan(unwrapInboundIn(data).readableBytesView)
+        let bytes = unwrapInboundIn(data)
+        if !sawFirstBytes, bytes.readableBytes > 0 {
+            sawFirstBytes = true
+            // A TLS handshake (a record of type 22, version 3.x) on the plain port: one line
+            // that says so, and the connection closed, instead of the HTTP parser's and the
+            // upgrade's errors for each of its bytes.
+            if bytes.readableBytes >= 2, bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) == 0x16,
+                bytes.getInteger(at: bytes.readerIndex + 1, as: UInt8.self) == 0x03
+            {
+                let peer = context.channel.remoteAddress?.ipAddress ?? "a client"
+                logger.notice(
+                    "a TLS handshake came to this plain-HTTP port from \(peer): use http:// with it, or serve TLS with --tls-cert")
+                // As a peer that half-closed: the upgrade then ends quietly (a closed channel
+                // would be logged as an error of its own).
+                context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+                context.close(promise: nil)
+                return
+            }
+        }
+        scanner.scan(bytes.readableBytesView)
         context.fireChannelRead(data)
         if scanner.ended { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
     }
@@ -58,7 +80,7 @@ struct FirstHeadDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
         do {
-            try channel.pipeline.syncOperations.addHandler(FirstHeadDeadlineHandler(timeout: headTimeout))
+            try channel.pipeline.syncOperations.addHandler(FirstHeadDeadlineHandler(timeout: headTimeout, logger: logger))
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }

@@ -119,7 +119,7 @@ public actor TokenRegistry {
             let started = generation
             reading = Task {
                 let tokens = try? await store.accessTokens()
-                await self.finishReading(tokens, startedAt: started)
+                self.finishReading(tokens, startedAt: started)
             }
         }
         guard reading != nil else { return }
@@ -129,7 +129,7 @@ public actor TokenRegistry {
             waiters[waiter] = continuation
             Task {
                 try? await Task.sleep(for: Self.longestWait)
-                await self.release(waiter)
+                self.release(waiter)
             }
         }
     }

@@ -61,7 +61,8 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The request field at fault (`invalid_field`): a body key, a query parameter or a
     /// header name. Part of the error body when set.
     public var field: String?
-    /// A description of the underlying error, for logs; not part of equality.
+    /// A description of the underlying error, for debug logs only (it is in a library's
+    /// words); not part of equality, nor of `description`.
     public var cause: String?
 
     public init(_ code: Code, _ message: String, field: String? = nil, cause: (any Error)? = nil) {
@@ -71,9 +72,8 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
         self.cause = cause.map { String(describing: $0) }
     }
 
-    public var description: String {
-        cause.map { "\(code): \(message) (\($0))" } ?? "\(code): \(message)"
-    }
+    /// The code and the message: what a log line or a person reads.
+    public var description: String { "\(code): \(message)" }
 
     public static func == (lhs: SluiceError, rhs: SluiceError) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message

@@ -161,16 +161,28 @@ struct Get: AsyncParsableCommand {
             }(),
             client: client, checkpoints: checkpoints, logger: logger
         )
+        // What this run made is removed if it fails before a byte is written (as `curl -f`
+        // leaves nothing); a file that was there (`-c`) is left as it was.
+        let existed = FileManager.default.fileExists(atPath: path)
         let started = ContinuousClock.now
         let task = Task { try await download.run() }
         let interrupt = InterruptHandler { task.cancel() }
-        for await case .progress(let progress) in download.events {
-            bar.show(progress)
+        for await event in download.events {
+            switch event {
+            case .progress(let progress): bar.show(progress)
+            case .retrying(let reason, let delay, let failures):
+                bar.say("sluice: \(reason); retrying in \(Self.seconds(delay)) (failure \(failures))")
+            case .checkpointed: continue
+            }
         }
         let outcome = await task.result
         interrupt.cancel()
         try await client.shutdown()
         bar.finish()
+        if case .failure = outcome, !existed, download.currentProgress().bytesDone == 0 {
+            try? FileManager.default.removeItem(atPath: path)
+            try? await checkpoints.remove()
+        }
         switch outcome {
         case .success(let result):
             // The file is in place: its placement intent has done its work.
@@ -187,15 +199,22 @@ struct Get: AsyncParsableCommand {
             printError("sluice: interrupted; run again with -c to continue from \(ByteSize.human(download.currentProgress().bytesDone))")
             throw ExitCode(130)
         case .failure(let error as SluiceError):
-            printError("sluice: \(error.code): \(error.message)")
+            printError("sluice: \(error.message) (\(error.code))")
             if error.code == .tls, !insecure {
                 printError("sluice: to trust a private CA, give its certificate with --cacert FILE (or SSL_CERT_FILE); -k skips the check")
             }
             throw ExitCode(Self.exitCode(for: error.code))
-        case .failure(let error):
-            printError("sluice: \(error)")
+        case .failure:
+            printError("sluice: the download failed")
             throw ExitCode.failure
         }
+    }
+
+    /// `2 s`, `0.5 s`: a retry's wait as a person reads it.
+    static func seconds(_ duration: Duration) -> String {
+        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        if value < 1 { return "\(Int((value * 1000).rounded())) ms" }
+        return value >= 10 || value == value.rounded() ? "\(Int(value.rounded())) s" : String(format: "%.1f s", value)
     }
 
     static func exitCode(for code: SluiceError.Code) -> Int32 {

@@ -24,6 +24,14 @@ final class ProgressReporter: Sendable {
         writeAll(STDERR_FILENO, "\r" + Self.line(progress) + "\u{1B}[K")
     }
 
+    /// A line of its own (a retry and its reason), on a terminal or a pipe alike: over the
+    /// bar, which the next progress draws again.
+    func say(_ line: String) {
+        guard enabled else { return }
+        if isTerminal, drawn.withLock({ $0 }) { writeAll(STDERR_FILENO, "\r\u{1B}[K") }
+        printError(line)
+    }
+
     /// Ends the bar's line so that what follows starts on a fresh one.
     func finish() {
         if drawn.withLock({ $0 }) { writeAll(STDERR_FILENO, "\n") }

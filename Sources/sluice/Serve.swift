@@ -7,6 +7,8 @@ import SluiceCore
 import DownloadEngine
 import Configuration
 import Foundation
+import NIOCore
+import SluiceSystem
 
 private typealias S = ServeSettings
 
@@ -209,6 +211,11 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try resolvedConfiguration()
+        // A port in use is said at once, before the job service starts anything.
+        if let problem = ListenCheck.problem(host: configuration.host, port: configuration.port) {
+            printError("sluice: \(problem)")
+            throw ExitCode.failure
+        }
         OpenFileLimit.raiseToHardLimit()
         // The API answers first: downloads take the cycles it leaves.
         DataPlane.yieldToControlPlane()
@@ -224,6 +231,12 @@ struct Serve: AsyncParsableCommand {
             printError("sluice: \(error.message)")
             throw ExitCode.failure
         }
-        try await service.run(logger: logger)
+        do {
+            try await service.run(logger: logger)
+        } catch let error as IOError where [EADDRINUSE, EACCES, EADDRNOTAVAIL].contains(error.errnoCode) {
+            // Taken between the check above and the server's own bind.
+            printError("sluice: \(ListenCheck.message(errno: error.errnoCode, host: configuration.host, port: configuration.port))")
+            throw ExitCode.failure
+        }
     }
 }

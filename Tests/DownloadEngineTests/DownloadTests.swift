@@ -103,11 +103,11 @@ import Testing
             }
             let checkpoints = harness.checkpoints()
             let run = Task { try await download.run() }
-            #expect(try await waitUntil(.seconds(10)) { seen.withLock { $0.filter { $0.bytesDone > 0 }.count } >= 5 })
+            #expect(await waitUntil(.seconds(10)) { seen.withLock { $0.filter { $0.bytesDone > 0 }.count } >= 5 })
             #expect(seen.withLock { $0.map(\.speed) }.allSatisfy { $0 == 0 })
             #expect((try await checkpoints.load()?.writtenBytes ?? 0) == 0)
             clock.advance(by: .seconds(3))
-            #expect(try await waitUntil(.seconds(5)) { (try? await checkpoints.load())?.writtenBytes ?? 0 > 0 })
+            #expect(await waitUntil(.seconds(5)) { (try? await checkpoints.load())?.writtenBytes ?? 0 > 0 })
             run.cancel()
             _ = try? await run.value
         }

@@ -69,7 +69,7 @@ import X509
     @Test func handshakeFailuresAreToldApartFromDroppedConnections() {
         #expect(
             TLSFailure.protocolMessage(TestError("... WRONG_VERSION_NUMBER ..."), host: "h:1")
-                == "the server at h:1 does not answer TLS (is it plain http?)")
+                == "h:1 does not speak TLS: if it serves plain HTTP, the URL should start with http://")
         #expect(TLSFailure.protocolMessage(TestError("something else"), host: "h") == "the TLS handshake with h failed (protocol error)")
         #expect(!TLSFailure.isHandshakeFailure(TestError("CERTIFICATE_VERIFY_FAILED")), "only the TLS library's own errors")
     }

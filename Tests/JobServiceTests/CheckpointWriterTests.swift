@@ -30,11 +30,11 @@ import Testing
         let first = Task { try await writer.save(Self.checkpoint("j0", bytes: 1), id: "j0") }
         // A wait for a state, not a bound on time: in the full parallel pass this test takes
         // 9-12 s (0.1 s alone), and the commit reached the store after more than 5 s twice.
-        #expect(try await waitUntil(.seconds(30)) { store.waiting == 1 })
+        #expect(await waitUntil(.seconds(30)) { store.waiting == 1 })
         let others = (1...16).map { index in
             Task { try await writer.save(Self.checkpoint("j\(index)", bytes: Int64(index) * 100), id: "j\(index)") }
         }
-        #expect(try await waitUntil(.seconds(5)) { writer.waiting == 16 })
+        #expect(await waitUntil(.seconds(5)) { writer.waiting == 16 })
         // Queued behind the commit under way, none of them written yet.
         #expect(store.calls["saveCheckpoints"] == nil)
         store.thaw()

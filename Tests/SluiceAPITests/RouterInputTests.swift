@@ -27,6 +27,15 @@ import Testing
         (#"{"url": "http://x/a", "headers": {"Range": "bytes=0-1"}}"#, 400, "invalid_field"),
         (#"{"url": "http://x/a", "headers": {"X-A": "line\nbreak"}}"#, 400, "invalid_field"),
         (#"{"url": "http://x/a", "headers": ["a"]}"#, 400, "invalid_field"),
+        // Issue 36: a field no job has is refused, never dropped (a misspelt filename).
+        (#"{"url": "http://x/a", "filname": "named.iso"}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "directory": "a"}"#, 400, "invalid_field"),
+        // `dir` (CONTRACT §2): plain names under the documents.
+        (#"{"url": "http://x/a", "dir": "../out"}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "dir": "/etc"}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "dir": "a//b"}"#, 400, "invalid_field"),
+        (#"{"url": "http://x/a", "dir": "a/./b"}"#, 400, "invalid_field"),
+        (#"{"url": "127.0.0.1:8080/x"}"#, 400, "invalid_url"),
         (#"{"url": "#, 400, "invalid_json"),
         (#"[1, 2]"#, 400, "invalid_json"),
         (#""just a string""#, 400, "invalid_json"),
@@ -41,6 +50,20 @@ import Testing
             #expect(message?.isEmpty == false)
             let jobs = try await service.request(.get, "/jobs").json()["jobs"] as? [Any]
             #expect(jobs?.isEmpty == true)
+        }
+    }
+
+    @Test func anUnknownFieldIsNamedAndAURLWithoutSchemeGetsAHint() async throws {
+        try await RouterHarness.with { service in
+            let misspelt = try await service.request(.post, "/jobs", json: #"{"url":"http://x/a","filname":"named.iso"}"#)
+            let error = try #require(try misspelt.json()["error"] as? [String: Any])
+            #expect(error["field"] as? String == "filname")
+            #expect((error["message"] as? String)?.contains("filname is not a field of a job") == true, "\(error)")
+            let bare = try await service.request(.post, "/jobs", json: #"{"url":"127.0.0.1:8080/x"}"#)
+            let hint = ((try bare.json()["error"] as? [String: Any])?["message"] as? String) ?? ""
+            #expect(hint.contains("did you mean http://127.0.0.1:8080/x?"), "\(hint)")
+            let anonymous = try await service.request(.get, "/jobs", authorized: false)
+            _ = anonymous
         }
     }
 

@@ -194,7 +194,7 @@ import Testing
                 try await service.waitFor(id) { $0["state"] as? String == "completed" }
                 let completed = ContinuousClock.now
                 #expect(
-                    try await waitUntil(.seconds(30), every: .milliseconds(20)) {
+                    await waitUntil(.seconds(30), every: .milliseconds(20)) {
                         global.calls.contains { (try? Self.event($0).job["id"] as? String) == id }
                     })
                 let waited = ContinuousClock.now - completed

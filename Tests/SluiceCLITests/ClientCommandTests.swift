@@ -86,7 +86,7 @@ import Testing
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             let failed = try await Self.sluice(["wait", good, bad], url)
             #expect(failed.status == 8, "\(failed.stdout) \(failed.stderr)")
-            #expect(failed.stderr.contains("job \(bad) failed: http_status"), "\(failed.stderr)")
+            #expect(failed.stderr.contains("job \(bad) failed: the server answered HTTP 404 (http_status)"), "\(failed.stderr)")
             // A mistyped id is the service's error (1), not a failed job.
             let unknown = try await Self.sluice(["wait", "no-such-job"], url)
             #expect(unknown.status == 1 && unknown.stderr.contains("no job"), "\(unknown.stderr)")

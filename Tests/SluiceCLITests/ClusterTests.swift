@@ -198,7 +198,7 @@ struct ClusterTests {
                     let stoppedAfter = ContinuousClock.now - paused
                     // b's connections end; then the cluster runs another job to its end, and b fetched
                     // nothing more of the paused one meanwhile.
-                    #expect(try await Cluster.waitUntil(.seconds(5)) { recorder.inFlight == 0 })
+                    #expect(await Cluster.waitUntil(.seconds(5)) { recorder.inFlight == 0 })
                     let sent = recorder.bytesSent(pathPrefix: path)
                     let requests = recorder.all.filter { $0.path.hasPrefix(path) }.count
                     let other = try await b.create("http://127.0.0.1:\(port)/testdata/64K?seed=6")
@@ -237,7 +237,7 @@ struct ClusterTests {
                         }
                     )
                     try server.restart()
-                    let done = try await Cluster.waitUntil(.seconds(60)) {
+                    let done = await Cluster.waitUntil(.seconds(60)) {
                         var all = true
                         for job in created where (try? await a.job(job.id)["state"] as? String) != "completed" { all = false }
                         return all

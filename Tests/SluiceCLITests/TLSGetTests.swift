@@ -58,7 +58,7 @@ import Testing
                 #expect(status == 60, "\(stderr)")
                 // The first retry round alone would take 1 + 2 + 4 + 8 s.
                 #expect(ContinuousClock.now - start < .seconds(10), "no retry round")
-                #expect(stderr.contains("tls: the certificate of localhost"), "\(stderr)")
+                #expect(stderr.contains("sluice: the certificate of localhost"), "\(stderr)")
                 #expect(stderr.contains(expected), "\(stderr)")
                 for leak in Self.internals { #expect(!stderr.contains(leak), "\(stderr)") }
                 // -k skips the check for that download.
@@ -76,7 +76,7 @@ import Testing
                 let run = try ChildProcess(arguments: ["get", "https://127.0.0.1:\(port)/testdata/1K", "-o", directory.path + "/p.bin"])
                 let (status, _, stderr) = try await run.finish()
                 #expect(status == 60, "\(stderr)")
-                #expect(stderr.contains("does not answer TLS"), "\(stderr)")
+                #expect(stderr.contains("does not speak TLS"), "\(stderr)")
                 for leak in Self.internals { #expect(!stderr.contains(leak), "\(stderr)") }
             }
         }

@@ -28,6 +28,7 @@ export class JobRow {
             badge: $("badge"),
             progress: $("progress"),
             percent: $("percent"),
+            host: $("host"),
             bytes: $("bytes"),
             speed: $("speed"),
             eta: $("eta"),
@@ -38,7 +39,16 @@ export class JobRow {
         };
     }
 
-    /** A name for the job, even before the service knows the file's name. */
+    /** The host the job downloads from (as `sluice ls` shows it), without credentials. */
+    static host(job) {
+        try {
+            return new URL(job.url).host;
+        } catch {
+            return "";
+        }
+    }
+
+    /** A name for the job, even before the service knows the file's name: the rule `sluice ls` follows too. */
     static displayName(job) {
         if (job.filename) return job.filename;
         try {
@@ -91,7 +101,9 @@ export class JobRow {
         else if (job.bytesTotal == null) bytes = job.bytesDone > 0 ? `${formatBytes(job.bytesDone)} so far` : "";
         this.#set("bytes", bytes, (text) => (p.bytes.textContent = text));
         // In a cluster, which node runs it.
-        const speed = running ? formatSpeed(job.speed) + (job.node ? ` on ${job.node}` : "") : "";
+        this.#set("host", JobRow.host(job), (text) => (p.host.textContent = text));
+        // No speed until one is measured: a job that just started is not "0 B/s".
+        const speed = running && job.speed > 0 ? formatSpeed(job.speed) + (job.node ? ` on ${job.node}` : "") : "";
         this.#set("speed", speed, (text) => (p.speed.textContent = text));
         const eta = running ? formatETA(job.eta) : job.state === "queued" ? queuedText(job) : "";
         this.#set("eta", eta, (text) => (p.eta.textContent = running && text ? `${text} left` : text));

@@ -64,7 +64,7 @@ export class QueuePanel {
         const changes = {};
         const maxActive = Number(this.#fields.maxActive.value);
         if (!Number.isInteger(maxActive) || maxActive < 1 || maxActive > 64) {
-            this.#report("At once must be a whole number from 1 to 64.", this.#fields.maxActive);
+            this.#report("Downloads at once must be a whole number from 1 to 64.", this.#fields.maxActive);
             return null;
         }
         if (maxActive !== this.#queue?.maxActive) changes.maxActive = maxActive;

@@ -19,7 +19,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     /// it (`--allow-insecure-tls`).
     public var insecure: Bool
     /// The sub-directory of `documents/` the file goes into, relative (`music/live`); nil
-    /// for `documents/` itself. Not a field of `POST /jobs`: aria2's `dir` sets it.
+    /// for `documents/` itself. `dir` of `POST /jobs`; aria2's `dir` sets it too.
     public var directory: String?
 
     /// Headers the engine sets itself; a job may not override them.
@@ -28,11 +28,16 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         "expect", "keep-alive", "proxy-connection", "trailer",
     ]
 
-    private enum CodingKeys: String, CodingKey {
-        case url, filename, connections, sha256, headers, priority, paused, after, limitRate, notify, proxy, insecure
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case url, filename, connections, sha256, headers, priority, paused, after, limitRate, notify, proxy, insecure, dir
     }
 
+    /// The fields of `POST /jobs`: any other is 400 `invalid_field` naming it, so a misspelt
+    /// `filname` is never a job with another name.
+    public static let fields = Set(CodingKeys.allCases.map(\.rawValue))
+
     public init(from decoder: any Decoder) throws {
+        _ = try PatchBody(decoder, allowed: Self.fields, unknown: "is not a field of a job")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func field<T: Decodable>(_ type: T.Type, _ key: CodingKeys) throws -> T? {
             do {
@@ -60,6 +65,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         notify = try field(String.self, .notify)
         proxy = try field(String.self, .proxy)
         insecure = try field(Bool.self, .insecure) ?? false
+        directory = try field(String.self, .dir)
+        if let directory { try Self.validateDirectory(directory, field: "dir") }
         try validate()
     }
 
@@ -113,12 +120,13 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
 
     /// A relative sub-directory: plain names (as a filename's) joined by single `/`s, so
     /// that no `..`, absolute or empty component can lead out of the documents directory.
-    public static func validateDirectory(_ directory: String) throws {
+    public static func validateDirectory(_ directory: String, field: String = "directory") throws {
         let components = directory.split(separator: "/", omittingEmptySubsequences: false)
         guard !components.isEmpty, components.count <= 32, components.allSatisfy({ FileNameSanitizer.isValid(String($0)) }) else {
+            // `dir` of `POST /jobs` is a field like any other (CONTRACT §2).
             throw SluiceError(
-                .invalidFilename, "directory must be a relative path of plain names, without . or .. or empty parts",
-                field: "directory")
+                field == "dir" ? .invalidField : .invalidFilename,
+                "\(field) must be a relative path of plain names under the documents, without . or .. or empty parts", field: field)
         }
     }
 
@@ -180,6 +188,9 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         guard text.utf8.count <= maximumURLBytes else {
             throw SluiceError(.invalidURL, "url is longer than \(maximumURLBytes / 1024) KiB")
         }
+        if let hint = schemeHint(text) {
+            throw SluiceError(.invalidURL, "url has no scheme: did you mean \(hint)?")
+        }
         guard let colon = text.firstIndex(of: ":") else {
             throw SluiceError(.invalidURL, "url must be an absolute http or https URL")
         }
@@ -197,6 +208,24 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
             throw SluiceError(.invalidURL, "url contains spaces or control characters")
         }
         if let problem = URLAuthority.problem(authority) { throw SluiceError(.invalidURL, "url \(problem)") }
+    }
+
+    /// `http://` and `text`, when `text` is a host (with a port, a path) that only lacks its
+    /// scheme (`127.0.0.1:8080/x`, `example.com/a.iso`), as curl and wget would guess it; nil
+    /// for anything else (`javascript:x`, `ftp://h/`, a bare word).
+    public static func schemeHint(_ text: String) -> String? {
+        guard !text.contains("://"), text.utf8.count <= maximumURLBytes, !text.isEmpty else { return nil }
+        let authority = text.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let host = parts.first, !host.isEmpty,
+            host.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }),
+            host.contains(".") || host.lowercased() == "localhost" || parts.count == 2
+        else { return nil }
+        if parts.count == 2 {
+            guard !parts[1].isEmpty, parts[1].allSatisfy(\.isASCII), parts[1].allSatisfy(\.isNumber) else { return nil }
+        }
+        let candidate = "http://" + text
+        return (try? validateURL(candidate)) == nil ? nil : candidate
     }
 
     private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {

@@ -22,17 +22,15 @@ struct PatchBody {
 
     let container: KeyedDecodingContainer<Key>
 
-    init(_ decoder: any Decoder, allowed: Set<String>) throws {
+    init(_ decoder: any Decoder, allowed: Set<String>, unknown: String = "cannot be changed here") throws {
         do {
             container = try decoder.container(keyedBy: Key.self)
         } catch {
             throw SluiceError(.invalidJSON, "the body must be a JSON object")
         }
-        if let unknown = container.allKeys.map(\.stringValue).sorted().first(where: { !allowed.contains($0) }) {
+        if let field = container.allKeys.map(\.stringValue).sorted().first(where: { !allowed.contains($0) }) {
             throw SluiceError(
-                .invalidField, "\(unknown) cannot be changed here; the fields are \(allowed.sorted().joined(separator: ", "))",
-                field: unknown
-            )
+                .invalidField, "\(field) \(unknown); the fields are \(allowed.sorted().joined(separator: ", "))", field: field)
         }
     }
 

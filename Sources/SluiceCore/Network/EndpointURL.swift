@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A URL the service connects to on a user's behalf besides the download itself: a webhook
 /// (`http`, `https`) or a proxy (`http`, `socks5`). Checked before anything is stored: a

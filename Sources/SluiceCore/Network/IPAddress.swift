@@ -44,7 +44,8 @@ public enum IPAddress: Hashable, Sendable, CustomStringConvertible {
             withUnsafeMutableBytes(of: &address) { $0.copyBytes(from: bytes.prefix(16)) }
             var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
             guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil else { return "::" }
-            return String(cString: buffer)
+            let text = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            return String(decoding: text, as: UTF8.self)
         }
     }
 

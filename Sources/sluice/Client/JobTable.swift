@@ -4,7 +4,25 @@ import SluiceCore
 /// Jobs as `sluice ls` prints them: full ids and names, columns as wide as their widest
 /// cell, so that a script may still split on spaces.
 enum JobTable {
-    static let header = ["ID", "STATE", "NAME", "PROGRESS", "SPEED", "ETA"]
+    static let header = ["ID", "STATE", "NAME", "HOST", "PROGRESS", "SPEED", "ETA"]
+
+    /// The job's name as the dashboard shows it: its file's name, else the last segment of
+    /// its URL's path (decoded), else the URL.
+    static func name(_ job: JobSnapshot) -> String {
+        if let filename = job.filename { return filename }
+        let path = URLComponents(string: job.url)?.percentEncodedPath ?? ""
+        if let segment = path.split(separator: "/").last, let decoded = String(segment).removingPercentEncoding, !decoded.isEmpty {
+            return decoded
+        }
+        return URLCredentials.redacted(job.url)
+    }
+
+    /// The host (and port, when given) the job downloads from, without credentials.
+    static func host(_ job: JobSnapshot) -> String {
+        guard let components = URLComponents(string: job.url), let host = components.host else { return "-" }
+        let shown = host.contains(":") ? "[\(host)]" : host
+        return components.port.map { "\(shown):\($0)" } ?? shown
+    }
 
     static func row(_ job: JobSnapshot) -> [String] {
         let progress: String
@@ -15,10 +33,11 @@ enum JobTable {
         }
         let running = job.state == .running
         // Each cell escaped on its own (`TerminalText`): a name with a line break cannot
-        // start a row of its own, nor one with an escape sequence rewrite the screen.
+        // start a row of its own, nor one with an escape sequence rewrite the screen. No
+        // speed until one is measured: a job that just started is not "0 B/s".
         return [
-            job.id, job.state.rawValue, job.filename ?? "-", progress,
-            running ? ByteSize.human(Int64(job.speed)) + "/s" : "-",
+            job.id, job.state.rawValue, name(job), host(job), progress,
+            running && job.speed >= 1 ? ByteSize.human(Int64(min(job.speed, 1e18))) + "/s" : "-",
             running ? job.eta.map(duration) ?? "-" : "-",
         ].map { TerminalText.safe($0) }
     }

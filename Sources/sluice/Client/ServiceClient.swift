@@ -110,7 +110,12 @@ struct ServiceClient {
     /// The service's own words for an error answer.
     static func failure(status: Int, body: Data) -> ClientFailure {
         let message = (try? JSONDecoder().decode(JSONValue.self, from: body))?["error"]?["message"]?.stringValue
-        return ClientFailure(message: message.map { "\($0) (\(status))" } ?? "the service answered \(status)", code: Exit.serviceError)
+        var text = message.map { "\($0) (\(status))" } ?? "the service answered \(status)"
+        if status == 401 {
+            // Where the client looks for a token, for one who gave none or a wrong one.
+            text += "; give the service's token with SLUICE_TOKEN=TOKEN or --token-file FILE"
+        }
+        return ClientFailure(message: text, code: Exit.serviceError)
     }
 
     func unreachable(_ error: any Error) -> ClientFailure {
@@ -118,14 +123,15 @@ struct ServiceClient {
         let host = components?.host ?? base
         let port = components?.port ?? (components?.scheme == "https" ? 443 : 80)
         let reason: String
+        let target = (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
         if let client = error as? HTTPClientError, client == .deadlineExceeded || client == .readTimeout {
-            reason = "it did not answer in time"
-        } else if "\(error)".lowercased().contains("refused") {
-            reason = "connection refused: is `sluice serve` running there?"
+            reason = "\(target) did not answer in time"
         } else {
-            reason = "\(type(of: error))"
+            reason = TransportFailureText.describe(error, target: target)
         }
-        return ClientFailure(message: "cannot reach the service at \(host):\(port): \(reason)", code: Exit.unreachable)
+        return ClientFailure(
+            message: "cannot reach the service: \(reason). Is `sluice serve` running? Another address: --server URL or SLUICE_URL",
+            code: Exit.unreachable)
     }
 
     static let decoder: JSONDecoder = {

@@ -42,7 +42,9 @@ struct Wait: AsyncParsableCommand {
                         printLine("\(job.id) \(job.state.rawValue)" + (job.path.map { " \($0)" } ?? ""))
                     }
                     if job.state == .failed {
-                        failed.append(TerminalText.safe("job \(id) failed: \(job.error?.code ?? "") \(job.error?.message ?? "")"))
+                        failed.append(
+                            TerminalText.safe(
+                                "job \(id) failed: \(job.error?.message ?? "no reason given") (\(job.error?.code ?? "unknown"))"))
                     }
                     break
                 }

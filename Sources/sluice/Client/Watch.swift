@@ -56,7 +56,7 @@ struct Watch: AsyncParsableCommand {
             let filled = Int((fraction * 30).rounded(.down))
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: 30 - filled)
             let cells = JobTable.row(job)
-            lines.append("\(cells[0].prefix(8)) [\(bar)] \(cells[3]) \(cells[4]) eta \(cells[5]) \(cells[2])")
+            lines.append("\(cells[0].prefix(8)) [\(bar)] \(cells[4]) \(cells[5]) eta \(cells[6]) \(cells[2]) from \(cells[3])")
         }
         var counts: [String: Int] = [:]
         for job in jobs { counts[job.state.rawValue, default: 0] += 1 }
