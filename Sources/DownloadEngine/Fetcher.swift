@@ -408,7 +408,7 @@ struct URLOrigin: Equatable {
     init?(_ url: URL) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty, let written = url.host(percentEncoded: true),
-            !written.contains("%") || written.contains(":")
+            !Self.encodesASCII(written) || written.contains(":")
         else { return nil }
         self.scheme = scheme
         self.host = host.lowercased()
@@ -418,6 +418,26 @@ struct URLOrigin: Equatable {
     init?(_ text: String) {
         guard let url = URL(string: text) else { return nil }
         self.init(url)
+    }
+
+    /// Whether a host as written holds a percent-encoded ASCII character (`%40`, `%2f`,
+    /// `%41`): one that decodes into another host or a delimiter. The encoded UTF-8 of an
+    /// internationalised name (bytes from 0x80) is not that, and is fetched.
+    static func encodesASCII(_ host: String) -> Bool {
+        let bytes = Array(host.utf8)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%") {
+                guard index + 2 < bytes.count,
+                    let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+                else { return true }
+                if value < 0x80 { return true }
+                index += 3
+            } else {
+                index += 1
+            }
+        }
+        return false
     }
 
     /// `host:port` as messages name it (`[::1]:8080`).

@@ -7,13 +7,15 @@ extension CreateJobRequest {
     /// default left out or spelled out do not change it; any value that changes the job does.
     public var fingerprint: String {
         func text(_ value: String?) -> String { value.map { "\($0.utf8.count):\($0)" } ?? "-" }
-        let fields: [(String, String)] = [
+        var fields: [(String, String)] = [
             ("url", text(url)), ("filename", text(filename)), ("connections", String(connections)), ("sha256", text(sha256)),
             ("headers", headers.sorted { $0.key < $1.key }.map { text($0.key) + text($0.value) }.joined()),
             ("priority", String(priority)), ("paused", String(paused)), ("after", after.map(text).joined()),
             ("limitRate", text(limitRate.map(String.init))), ("notify", text(notify)), ("proxy", text(proxy)),
             ("insecure", String(insecure)),
         ]
+        // Only when set: a key stored before `dir` existed keeps its fingerprint.
+        if let directory { fields.append(("dir", text(directory))) }
         let digest = SHA256.hash(data: Array(fields.map { "\($0.0)=\($0.1)\n" }.joined().utf8))
         let hex = Array("0123456789abcdef".utf8)
         return String(decoding: digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0x0F)]] }, as: UTF8.self)

@@ -44,7 +44,11 @@ struct EventsController {
         // The origin's fast path raises the connection's high-water mark to 1 MiB for file
         // ranges; a stream keeps NIO's usual 64 KiB, so that a client that stops reading
         // makes the writer wait (and the queue fill) after little is buffered for it.
-        _ = connection.setOption(.writeBufferWaterMark, value: .init(low: 32 << 10, high: 64 << 10))
+        // Only a socket's: an HTTP/2 stream channel traps on any option but auto-read (a GET
+        // /events over h2 stopped the whole service), and its flow control bounds it anyway.
+        if connection is any SocketOptionProvider {
+            _ = connection.setOption(.writeBufferWaterMark, value: .init(low: 32 << 10, high: 64 << 10))
+        }
         let body = ResponseBody { writer in
             let changes = subscription.changes
             defer { changes.cancel() }

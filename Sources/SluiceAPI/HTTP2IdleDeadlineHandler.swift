@@ -7,15 +7,19 @@ import NIOHTTP2
 /// and its slot under `--max-connections`, for good. Here a new connection must open a
 /// stream within `firstStreamTimeout`, and one whose streams have all closed is closed
 /// `idleTimeout` later (the idle timer's time plus the time its PING may take).
-/// Streams are counted from the events `NIOHTTP2Handler` sends down the pipeline.
+///
+/// Streams are counted from their own side (`HTTP2StreamCounter`, in each stream's
+/// pipeline): the inline multiplexer tells its stream events to Hummingbird's connection
+/// manager alone, not down the connection's pipeline.
 final class HTTP2IdleDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
 
     private let firstStreamTimeout: TimeAmount
     private let idleTimeout: TimeAmount
-    private var openStreams = Set<HTTP2StreamID>()
+    private var openStreams = 0
     private var deadline: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
 
     init(firstStreamTimeout: TimeAmount, idleTimeout: TimeAmount) {
         self.firstStreamTimeout = firstStreamTimeout
@@ -23,11 +27,12 @@ final class HTTP2IdleDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { arm(context, after: firstStreamTimeout) }
+        self.context = context
+        if context.channel.isActive, openStreams == 0 { arm(after: firstStreamTimeout) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        if deadline == nil { arm(context, after: firstStreamTimeout) }
+        if deadline == nil, openStreams == 0 { arm(after: firstStreamTimeout) }
         context.fireChannelActive()
     }
 
@@ -38,23 +43,24 @@ final class HTTP2IdleDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
 
     func handlerRemoved(context: ChannelHandlerContext) {
         disarm()
+        self.context = nil
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        switch event {
-        case let created as NIOHTTP2StreamCreatedEvent:
-            openStreams.insert(created.streamID)
-            disarm()
-        case let closed as StreamClosedEvent:
-            if openStreams.remove(closed.streamID) != nil, openStreams.isEmpty { arm(context, after: idleTimeout) }
-        default:
-            break
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    private func arm(_ context: ChannelHandlerContext, after delay: TimeAmount) {
+    /// A stream of this connection began (on its event loop).
+    func streamOpened() {
+        openStreams += 1
         disarm()
+    }
+
+    /// A stream of this connection ended (on its event loop).
+    func streamClosed() {
+        openStreams = max(0, openStreams - 1)
+        if openStreams == 0 { arm(after: idleTimeout) }
+    }
+
+    private func arm(after delay: TimeAmount) {
+        disarm()
+        guard let context else { return }
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         deadline = context.eventLoop.scheduleTask(in: delay) {
             loopBound.value.close(promise: nil)
@@ -64,5 +70,38 @@ final class HTTP2IdleDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     private func disarm() {
         deadline?.cancel()
         deadline = nil
+    }
+}
+
+/// In each HTTP/2 stream's pipeline: tells the connection's `HTTP2IdleDeadlineHandler` that
+/// the stream began and, once, that it ended. A stream shares its connection's event loop.
+final class HTTP2StreamCounter: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    private var connection: HTTP2IdleDeadlineHandler?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        guard let parent = context.channel.parent, parent.eventLoop.inEventLoop,
+            let handler = try? parent.pipeline.syncOperations.handler(type: HTTP2IdleDeadlineHandler.self)
+        else { return }
+        connection = handler
+        handler.streamOpened()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        ended()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        ended()
+    }
+
+    private func ended() {
+        connection?.streamClosed()
+        connection = nil
     }
 }

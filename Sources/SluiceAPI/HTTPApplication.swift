@@ -59,7 +59,8 @@ public func buildApplication(
         // Each stream's request is timed as an HTTP/1 connection's is (its body above all);
         // the connection itself by `HTTP2IdleDeadlineHandler` (in `TLSHTTPChannel`).
         let http2 = HTTP2Channel.Configuration(
-            idleTimeout: configuration.idleTimeout, streamConfiguration: .init(additionalChannelHandlers: [deadlines()] + health())
+            idleTimeout: configuration.idleTimeout,
+            streamConfiguration: .init(additionalChannelHandlers: [HTTP2StreamCounter(), deadlines()] + health())
         )
         let http2Deadline = { @Sendable in
             HTTP2IdleDeadlineHandler(

@@ -36,8 +36,12 @@ struct JSONRPCWebSocket: Sendable {
         let methods = methods
         let hub = notifications
         return .upgrade([:]) { inbound, outbound, _ in
+            // Joined before the first call is read: a client whose call was answered has
+            // every notification from then on.
+            let (id, notifications) = hub.join()
+            defer { hub.leave(id) }
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await Self.notify(hub, outbound) }
+                group.addTask { try await Self.notify(notifications, outbound) }
                 defer { group.cancelAll() }
                 for try await message in inbound.messages(maxSize: Self.maximumMessageSize) {
                     guard case .text(let text) = message else { continue }
@@ -57,9 +61,7 @@ struct JSONRPCWebSocket: Sendable {
 
     /// Sends the notifications of job changes until the client goes, or falls too far
     /// behind (its queue in the hub is bounded: its connection then ends).
-    static func notify(_ hub: Aria2NotificationHub, _ outbound: WebSocketOutboundWriter) async throws {
-        let (id, notifications) = hub.join()
-        defer { hub.leave(id) }
+    static func notify(_ notifications: AsyncStream<String>, _ outbound: WebSocketOutboundWriter) async throws {
         for await text in notifications {
             try await outbound.write(.text(text))
         }

@@ -196,7 +196,8 @@ struct Get: AsyncParsableCommand {
                 )
             }
         case .failure(is CancellationError):
-            printError("sluice: interrupted; run again with -c to continue from \(ByteSize.human(download.currentProgress().bytesDone))")
+            let done = download.currentProgress().bytesDone
+            printError(done > 0 ? "sluice: interrupted; run again with -c to continue from \(ByteSize.human(done))" : "sluice: interrupted")
             throw ExitCode(130)
         case .failure(let error as SluiceError):
             printError("sluice: \(error.message) (\(error.code))")

@@ -37,13 +37,15 @@ import Testing
     }
 
     /// A TLS service on HTTP/2 with short deadlines, and a raw HTTP/2 client for it.
-    static func withTLSService(_ body: @Sendable (ServiceHarness, String) async throws -> Void) async throws {
+    static func withTLSService(
+        token: String? = "t", _ body: @Sendable (ServiceHarness, String) async throws -> Void
+    ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let ca = try TestCertificateAuthority(directory: directory.path, commonName: "Deadline CA")
         let pair = try ca.issue("server")
         try await ServiceHarness.with(
-            token: "t",
+            token: token,
             configure: {
                 $0.tlsCertificate = pair.certificateFile
                 $0.tlsKey = pair.keyFile
@@ -61,11 +63,31 @@ import Testing
     /// A HEADERS frame opening stream `id` with `POST path` and no END_STREAM: a request whose
     /// body never comes. HPACK literals, no Huffman.
     static func postHeaders(stream id: UInt32, path: String) -> [UInt8] {
+        headers(stream: id, method: 0x83, path: path, flags: 0x04)
+    }
+
+    /// A HEADERS frame with `GET path` and END_STREAM: a whole request.
+    static func getHeaders(stream id: UInt32, path: String) -> [UInt8] {
+        headers(stream: id, method: 0x82, path: path, flags: 0x05)
+    }
+
+    static func headers(stream id: UInt32, method: UInt8, path: String, flags: UInt8) -> [UInt8] {
         func literal(nameIndex: UInt8, _ value: String) -> [UInt8] { [nameIndex, UInt8(value.utf8.count)] + Array(value.utf8) }
-        let block: [UInt8] = [0x83, 0x87] + literal(nameIndex: 0x04, path) + literal(nameIndex: 0x01, "localhost")
+        let block: [UInt8] = [method, 0x87] + literal(nameIndex: 0x04, path) + literal(nameIndex: 0x01, "localhost")
         let length = UInt32(block.count)
-        return [UInt8(length >> 16), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), 0x01, 0x04]
+        return [UInt8(length >> 16), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), 0x01, flags]
             + [UInt8(id >> 24), UInt8(id >> 16 & 0xFF), UInt8(id >> 8 & 0xFF), UInt8(id & 0xFF)] + block
+    }
+
+    /// The reviewer's case: the deadlines must not close a connection whose stream is open
+    /// (an event stream, a long download) however long it stays.
+    @Test func anHTTP2ConnectionWithAnOpenStreamOutlivesEveryDeadline() async throws {
+        try await Self.withTLSService(token: nil) { service, caFile in
+            let connection = try await RawTLSConnection.open(port: service.port, caFile: caFile, alpn: ["h2"])
+            try await connection.send(Self.preface + Self.settings + Self.getHeaders(stream: 1, path: "/events"))
+            // 0.5 s to a first stream, 1.5 s idle: three times both, and still open.
+            #expect(!(await connection.closedByServer(within: .seconds(4))), "a connection with an open stream was closed")
+        }
     }
 
     @Test func anHTTP2ConnectionThatOpensNoStreamIsClosedWhetherOrNotItAnswersThePing() async throws {

@@ -151,7 +151,7 @@ import Testing
             #expect(try same.json()["id"] as? String == (try first.json()["id"] as? String))
             for changed in [
                 #"{"url":"\#(service.testdata("/testdata/2M"))","paused":true}"#, #"{"url":"\#(url)","paused":true,"priority":1}"#,
-                #"{"url":"\#(url)"}"#,
+                #"{"url":"\#(url)"}"#, #"{"url":"\#(url)","paused":true,"dir":"b"}"#,
             ] {
                 let refused = try await service.request(.POST, "/jobs", json: changed, headers: ["Idempotency-Key": "k-1"])
                 #expect(refused.status == 422, "\(changed)")

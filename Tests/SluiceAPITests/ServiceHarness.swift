@@ -11,6 +11,7 @@ import SluiceAPI
 import SluiceServer
 import SluiceCore
 import SluiceTestSupport
+import Testing
 
 /// The whole service running in-process on 127.0.0.1:0 with a real SQLite file in a
 /// temporary data directory, plus a client to talk to it.
@@ -82,9 +83,10 @@ struct ServiceHarness: Sendable {
                 var iterator = urls.makeAsyncIterator()
                 guard let base = await iterator.next() else { throw CancellationError() }
                 do {
-                    try await body(
-                        ServiceHarness(
-                            base: base, data: data, client: client, token: token, jobs: service.jobs, routeTable: service.routeTable))
+                    let harness = ServiceHarness(
+                        base: base, data: data, client: client, token: token, jobs: service.jobs, routeTable: service.routeTable)
+                    try await body(harness)
+                    await harness.expectPlainErrors()
                 } catch {
                     await group.triggerGracefulShutdown()
                     try? await client.shutdown()
@@ -93,6 +95,20 @@ struct ServiceHarness: Sendable {
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
                 try await client.shutdown()
+            }
+        }
+    }
+
+    /// Issue 36, on every error path the API tests reach: no failed job's message, as the
+    /// API, the dashboard and `sluice ls` show it, is in a library's words.
+    func expectPlainErrors() async {
+        guard let reply = try? await request(.GET, "/jobs?state=failed&limit=1000"), reply.status == 200,
+            let jobs = (try? reply.json())?["jobs"] as? [[String: Any]]
+        else { return }
+        for job in jobs {
+            guard let message = (job["error"] as? [String: Any])?["message"] as? String else { continue }
+            if let word = LibraryWording.found(in: message) {
+                Issue.record("job \(job["id"] ?? "?")'s error is in a library's words (\(word)): \(message)")
             }
         }
     }

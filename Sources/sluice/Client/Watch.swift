@@ -52,7 +52,8 @@ struct Watch: AsyncParsableCommand {
         var lines: [String] = []
         let running = jobs.filter { $0.state == .running }
         for job in running.prefix(20) {
-            let fraction = job.progress ?? 0
+            // The service's numbers, whatever they are: a bar of 0 to 30 cells.
+            let fraction = min(1, max(0, job.progress.flatMap { $0.isFinite ? $0 : nil } ?? 0))
             let filled = Int((fraction * 30).rounded(.down))
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: 30 - filled)
             let cells = JobTable.row(job)
