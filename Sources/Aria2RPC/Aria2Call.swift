@@ -54,15 +54,7 @@ public struct Aria2Call: Sendable {
     /// A whole-number parameter (aria2's clients send numbers, some send strings), within
     /// `integerRange`.
     public func integer(at index: Int, _ name: String) throws(Aria2Failure) -> Int? {
-        let value: Int64
-        switch param(index) {
-        case nil: return nil
-        case .integer(let number)?: value = number
-        case .string(let text)?:
-            guard let number = Int64(text) else { throw Aria2Failure("\(name) must be an integer") }
-            value = number
-        default: throw Aria2Failure("\(name) must be an integer")
-        }
+        guard let value = try wholeNumber(at: index, name) else { return nil }
         guard value >= Int64(Self.integerRange.lowerBound), value <= Int64(Self.integerRange.upperBound) else {
             throw Aria2Failure("\(name) must be between \(Self.integerRange.lowerBound) and \(Self.integerRange.upperBound)")
         }
@@ -72,17 +64,21 @@ public struct Aria2Call: Sendable {
     /// A count parameter (`num`): a whole number from 0, any larger than `integerRange`
     /// taken as its upper bound (asking for more than there is is asking for all).
     public func count(at index: Int, _ name: String) throws(Aria2Failure) -> Int? {
-        let value: Int64
-        switch param(index) {
-        case nil: return nil
-        case .integer(let number)?: value = number
-        case .string(let text)?:
-            guard let number = Int64(text) else { throw Aria2Failure("\(name) must be an integer") }
-            value = number
-        default: throw Aria2Failure("\(name) must be an integer")
-        }
+        guard let value = try wholeNumber(at: index, name) else { return nil }
         guard value >= 0 else { throw Aria2Failure("\(name) must not be negative") }
         return Int(min(value, Int64(Self.integerRange.upperBound)))
+    }
+
+    /// The parameter as a 64-bit whole number, from a number or a string; nil when absent.
+    private func wholeNumber(at index: Int, _ name: String) throws(Aria2Failure) -> Int64? {
+        switch param(index) {
+        case nil: return nil
+        case .integer(let number)?: return number
+        case .string(let text)?:
+            guard let number = Int64(text) else { throw Aria2Failure("\(name) must be an integer") }
+            return number
+        default: throw Aria2Failure("\(name) must be an integer")
+        }
     }
 
     /// aria2's `keys` parameter: the names of the fields to show.

@@ -21,7 +21,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     private var requestsInProgress = 0
     /// Whether a request's body is still being read.
     private var readingBody = false
-    private var deadline: Scheduled<Void>?
+    private var deadline = ScheduledClose()
 
     init(headTimeout: TimeAmount, bodyTimeout: TimeAmount, idleTimeout: TimeAmount) {
         self.headTimeout = headTimeout
@@ -74,15 +74,10 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     private func arm(_ context: ChannelHandlerContext, after delay: TimeAmount) {
-        disarm()
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: delay) {
-            loopBound.value.close(promise: nil)
-        }
+        deadline.arm(context, after: delay)
     }
 
     private func disarm() {
-        deadline?.cancel()
-        deadline = nil
+        deadline.cancel()
     }
 }

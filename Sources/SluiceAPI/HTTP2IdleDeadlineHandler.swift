@@ -18,7 +18,7 @@ final class HTTP2IdleDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     private let firstStreamTimeout: TimeAmount
     private let idleTimeout: TimeAmount
     private var openStreams = 0
-    private var deadline: Scheduled<Void>?
+    private var deadline = ScheduledClose()
     private var context: ChannelHandlerContext?
 
     init(firstStreamTimeout: TimeAmount, idleTimeout: TimeAmount) {
@@ -32,7 +32,7 @@ final class HTTP2IdleDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        if deadline == nil, openStreams == 0 { arm(after: firstStreamTimeout) }
+        if !deadline.isArmed, openStreams == 0 { arm(after: firstStreamTimeout) }
         context.fireChannelActive()
     }
 
@@ -59,17 +59,12 @@ final class HTTP2IdleDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     }
 
     private func arm(after delay: TimeAmount) {
-        disarm()
         guard let context else { return }
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: delay) {
-            loopBound.value.close(promise: nil)
-        }
+        deadline.arm(context, after: delay)
     }
 
     private func disarm() {
-        deadline?.cancel()
-        deadline = nil
+        deadline.cancel()
     }
 }
 

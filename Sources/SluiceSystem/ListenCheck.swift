@@ -15,14 +15,7 @@ public enum ListenCheck {
     /// (or when `host` is a name this check does not resolve: the server then says).
     public static func problem(host: String, port: Int) -> String? {
         guard port > 0 else { return nil }
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
-        #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
+        var hints = SystemResolver.streamHints(flags: AI_PASSIVE | AI_NUMERICSERV)
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else { return nil }
         defer { freeaddrinfo(list) }

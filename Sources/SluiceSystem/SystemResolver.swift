@@ -12,13 +12,7 @@ public enum SystemResolver {
     /// The IPv4 and IPv6 addresses `host` resolves to for a stream socket; nil when it
     /// does not resolve.
     public static func addresses(of host: String) -> [IPAddress]? {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
+        var hints = streamHints()
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, nil, &hints, &list) == 0, let list else { return nil }
         defer { freeaddrinfo(list) }
@@ -29,6 +23,21 @@ public enum SystemResolver {
             entry = current.pointee.ai_next
         }
         return result
+    }
+}
+
+extension SystemResolver {
+    /// `getaddrinfo`'s hints for a stream socket of either family.
+    static func streamHints(flags: Int32 = 0) -> addrinfo {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_flags = flags
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        return hints
     }
 }
 
