@@ -33,11 +33,16 @@ enum TLSFailure {
         return false
     }
 
+    /// A server that answered a TLS hello with something else (plain HTTP).
+    static func notTLS(_ host: String) -> String {
+        "\(host) does not speak TLS: if it serves plain HTTP, the URL should start with http://"
+    }
+
     /// The message for a handshake that failed for a reason other than the certificate.
     static func protocolMessage(_ error: any Error, host: String) -> String {
         let text = String(describing: error)
         let reasons: [(String, String)] = [
-            ("WRONG_VERSION_NUMBER", "\(host) does not speak TLS: if it serves plain HTTP, the URL should start with http://"),
+            ("WRONG_VERSION_NUMBER", notTLS(host)),
             ("UNSUPPORTED_PROTOCOL", "the TLS handshake with \(host) failed: no TLS version in common (TLS 1.2 or 1.3 is needed)"),
             ("PROTOCOL_VERSION", "the TLS handshake with \(host) failed: no TLS version in common (TLS 1.2 or 1.3 is needed)"),
             ("NO_SHARED_CIPHER", "the TLS handshake with \(host) failed: no cipher in common"),

@@ -56,7 +56,7 @@ public enum TransportFailureText {
         case is NIOSSLError, is BoringSSLError:
             let text = String(describing: error)
             if text.contains("WRONG_VERSION_NUMBER") || text.contains("HTTP_REQUEST") {
-                return "\(target) does not speak TLS: if it serves plain HTTP, the URL should start with http://"
+                return TLSFailure.notTLS(target)
             }
             return "the TLS connection to \(target) was cut or closed uncleanly"
         case is NIOSSLExtraError:

@@ -54,8 +54,6 @@ public final class Aria2NotificationHub: Service, Sendable {
         state.withLock { $0.clients.removeValue(forKey: id) }?.finish()
     }
 
-    var clientCount: Int { state.withLock { $0.clients.count } }
-
     public func run() async throws {
         defer { stop() }
         try await withGracefulShutdownHandler {
