@@ -28,6 +28,8 @@ public protocol JobRepository: Sendable {
     /// fingerprint is `request`, in the same transaction, and forgets keys older than
     /// `IdempotencyKey.lifetime`.
     func insert(_ job: JobSnapshot, idempotencyKey: String?, request: String?) async throws
+    /// Inserts several jobs in one transaction: all of them or none (a batch of creates).
+    func insert(_ jobs: [JobSnapshot]) async throws
     /// The job the key made since `since`, if any, and the fingerprint of the request that
     /// made it (nil for a key stored before fingerprints were).
     func idempotentCreate(key: String, since: Date) async throws -> IdempotentCreate?

@@ -424,113 +424,6 @@ public actor JobScheduler {
 
     // MARK: Commands
 
-    /// Creates a job. With an idempotency key that made a job in the last day from the same
-    /// request, that job is returned instead (`replayed`), and nothing is created; the same
-    /// key with another request is refused (422 `idempotency_key_reused`), as the IETF's
-    /// Idempotency-Key draft and Stripe do.
-    public func create(_ request: CreateJobRequest, idempotencyKey: String? = nil) async throws -> (job: JobSnapshot, replayed: Bool) {
-        guard let idempotencyKey else { return (try await createNew(request, idempotencyKey: nil), false) }
-        try IdempotencyKey.validate(idempotencyKey)
-        let fingerprint = request.fingerprint
-        // A create with the same key under way (a client's retry): its job, once made.
-        if let underWay = creatingWithKey[idempotencyKey] {
-            return (try await Self.replay(underWay, key: idempotencyKey, fingerprint: fingerprint), true)
-        }
-        let since = configuration.clock.now().addingTimeInterval(-IdempotencyKey.lifetime)
-        // The job it made may have finished and left the table: the store has it then. A key
-        // stored before requests were fingerprinted is taken as the same request.
-        if let made = try await repository.idempotentCreate(key: idempotencyKey, since: since) {
-            if let request = made.request, request != fingerprint { throw Self.reused(idempotencyKey, job: made.jobID) }
-            if let job = jobs[made.jobID] { return (job, true) }
-            if let job = try await storedFinishedJob(made.jobID) { return (job, true) }
-        }
-        if let underWay = creatingWithKey[idempotencyKey] {
-            return (try await Self.replay(underWay, key: idempotencyKey, fingerprint: fingerprint), true)
-        }
-        let creating = Task { try await self.createNew(request, idempotencyKey: idempotencyKey, fingerprint: fingerprint) }
-        creatingWithKey[idempotencyKey] = (creating, fingerprint)
-        defer { creatingWithKey[idempotencyKey] = nil }
-        return (try await creating.value, false)
-    }
-
-    /// The job of a create under way with the same key, if it was the same request.
-    private static func replay(
-        _ underWay: (task: Task<JobSnapshot, any Error>, request: String), key: String, fingerprint: String
-    ) async throws -> JobSnapshot {
-        guard underWay.request == fingerprint else { throw reused(key, job: nil) }
-        return try await underWay.task.value
-    }
-
-    private static func reused(_ key: String, job: String?) -> SluiceError {
-        SluiceError(
-            .idempotencyKeyReused,
-            "Idempotency-Key \(key) was used \(job.map { "for job \($0)" } ?? "by a create under way") with a different request; a new request needs a new key",
-            field: "Idempotency-Key"
-        )
-    }
-
-    /// Makes the job (`create` has ruled out a replay).
-    private func createNew(_ request: CreateJobRequest, idempotencyKey: String?, fingerprint: String? = nil) async throws -> JobSnapshot {
-        // A literal address is refused before anything is stored; a name is checked on
-        // every connection, when it is resolved.
-        if let refusal = client.literalRefusal(for: request.url) { throw refusal }
-        if request.insecure, !configuration.allowInsecureTLS {
-            throw SluiceError(
-                .invalidField, "insecure is allowed only when the service runs with --allow-insecure-tls", field: "insecure"
-            )
-        }
-        try checkEndpoints(notify: request.notify, proxy: request.proxy)
-        // Checked again, and made, when the file is placed: this refuses at once what leads
-        // out of the documents now (a symlink).
-        if let directory = request.directory,
-            let problem = Subdirectory.problem(directory, under: configuration.documentsDirectory, creating: false)
-        {
-            throw SluiceError(.invalidField, "dir: \(problem)", field: "dir")
-        }
-        try await checkDependenciesExist(request.after)
-        // Their states as the job is made: a finished one may leave the table while the store
-        // inserts the job (nothing waits for it yet), and must not look deleted then.
-        let dependencyStates = Dictionary(request.after.compactMap { id in stateOf(id).map { (id, $0) } }, uniquingKeysWith: { a, _ in a })
-        let now = configuration.clock.now()
-        var job = JobSnapshot(
-            id: Self.newID(), url: request.url, state: request.paused ? .paused : .queued,
-            connections: request.connections, priority: request.priority, createdAt: now,
-            requestedFilename: request.filename, expectedSHA256: request.sha256, headers: request.headers
-        )
-        job.updatedAt = now
-        job.after = request.after
-        job.limitRate = request.limitRate
-        job.notify = request.notify
-        job.proxy = request.proxy
-        job.insecure = request.insecure
-        job.directory = request.directory
-        job.waitingFor = notCompleted(request.after)
-        // A job that starts at once is stored running: one write, not a queued one and then
-        // a running one. Its slot is kept for it while the store inserts it.
-        if startsAtOnce(job) {
-            var lifecycle = JobLifecycle(state: job.state)
-            if lifecycle.slotGranted() == .startDownload { job.state = lifecycle.state }
-        }
-        let keepsSlot = job.state == .running
-        if keepsSlot { startingInCreation += 1 }
-        defer { if keepsSlot { startingInCreation -= 1 } }
-        noteControlWrite(job.id)
-        do {
-            try await repository.insert(job, idempotencyKey: idempotencyKey, request: fingerprint)
-        } catch let error as SluiceError where error.code == .storeUnavailable && cluster != nil {
-            // The answer is 503, so the job must never appear, though its row may still land.
-            abandonedCreates[job.id] = .now
-            throw error
-        }
-        // Stopping began while the store inserted it: it stays queued, for the next start.
-        if keepsSlot, isShuttingDown { job.state = .queued }
-        for (id, state) in dependencyStates where stateOf(id) == nil { finishedDependencies[id] = state }
-        perform(machine.created(job))
-        // A cluster node answers once its claim has taken the job, or not.
-        if job.state == .queued { await claimed() }
-        return jobs[job.id] ?? job
-    }
-
     /// Pauses the job and answers once its run has stopped and its checkpoint is stored: the
     /// `bytesDone` it returns is final, and an edit right after it sees those bytes.
     public func pause(id: String) async throws -> JobSnapshot {
@@ -945,11 +838,5 @@ public actor JobScheduler {
 
     func stop(_ id: String) {
         runs.stop(id)?.task.cancel()
-    }
-
-    private static func newID() -> String {
-        let value = UInt64.random(in: .min ... .max)
-        let text = String(value, radix: 36)
-        return String(repeating: "0", count: max(0, 13 - text.count)) + text
     }
 }

@@ -8,6 +8,8 @@ public protocol JobService: Sendable {
     /// Creates a job, or with an idempotency key already used in the last day, returns the
     /// job it made (`replayed`).
     func create(_ request: CreateJobRequest, idempotencyKey: String?) async throws -> (job: JobSnapshot, replayed: Bool)
+    /// Makes every job of a batch, or none (one refused refuses the batch, naming its place).
+    func createAll(_ requests: [CreateJobRequest]) async throws -> [JobSnapshot]
     /// A job, live from memory or finished from the store (which may not answer: 503).
     func job(id: String) async throws -> JobSnapshot?
     /// Newest first, optionally filtered by state, `limit` jobs after the job `after`, past

@@ -263,19 +263,27 @@ public final class SQLiteJobRepository: JobRepository {
                     arguments: [idempotencyKey, job.id, now, request]
                 )
             }
-            // Statements compiled once per connection (`cachedStatement`): a create is two of
-            // them, and compiling a 26-column insert cost about as much as running it.
-            let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM job")) ?? 1
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO job (id, sequence, url, state, filename, requestedFilename, bytesTotal, bytesDone,
-                        connections, resumable, expectedSHA256, sha256, path, errorCode, errorMessage, priority,
-                        headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate, notify, proxy, insecure,
-                        directory)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [job.id, sequence] + Self.columns(job) + [job.insecure, job.directory])
+            try Self.insertRow(job, into: db)
         }
+    }
+
+    public func insert(_ jobs: [JobSnapshot]) async throws {
+        try await write { db in for job in jobs { try Self.insertRow(job, into: db) } }
+    }
+
+    private static func insertRow(_ job: JobSnapshot, into db: Database) throws {
+        // Statements compiled once per connection (`cachedStatement`): a create is two of
+        // them, and compiling a 26-column insert cost about as much as running it.
+        let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(sequence), 0) + 1 FROM job")) ?? 1
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO job (id, sequence, url, state, filename, requestedFilename, bytesTotal, bytesDone,
+                    connections, resumable, expectedSHA256, sha256, path, errorCode, errorMessage, priority,
+                    headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate, notify, proxy, insecure,
+                    directory)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [job.id, sequence] + columns(job) + [job.insecure, job.directory])
     }
 
     public func update(_ job: JobSnapshot) async throws { try await update([job], deliveries: []) }

@@ -22,8 +22,8 @@ enum JSONCoding {
     }
 
     /// Jobs as `{"jobs": [...]}`.
-    static func response(list jobs: [JobSnapshot]) -> Response {
-        response(.object([("jobs", .array(jobs.map(\.json)))]))
+    static func response(list jobs: [JobSnapshot], status: HTTPResponse.Status = .ok) -> Response {
+        response(.object([("jobs", .array(jobs.map(\.json)))]), status: status)
     }
 
     /// The request body, whole: 413 `payload_too_large` past `limit` bytes, told by

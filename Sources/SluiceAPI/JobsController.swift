@@ -12,6 +12,10 @@ struct JobsController {
 
     func addRoutes(to router: Router<SluiceRequestContext>) {
         router.post("/jobs", use: create)
+        router.post("/jobs/batch") { request, _ in
+            let batch = try await JSONCoding.decode(CreateJobBatch.self, from: request)
+            return JSONCoding.response(list: try await jobs.createAll(batch.jobs), status: .created)
+        }
         router.get("/jobs", use: list)
         router.delete("/jobs", use: deleteMany)
         router.post("/jobs/pause") { request, _ in
@@ -36,6 +40,7 @@ struct JobsController {
             JSONCoding.response(try await jobs.resume(id: try Self.id(context)))
         }
         router.allowOnly([.get, .post, .delete], at: "/jobs")
+        router.allowOnly([.post], at: "/jobs/batch")
         router.allowOnly([.post], at: "/jobs/pause")
         router.allowOnly([.post], at: "/jobs/resume")
         router.allowOnly([.get, .patch, .delete], at: "/jobs/:id")

@@ -110,6 +110,14 @@ final class InMemoryJobRepository: JobRepository {
         }
     }
 
+    func insert(_ jobs: [JobSnapshot]) async throws {
+        try await call("insert") { storage in
+            let ids = Set(storage.jobs.map(\.job.id))
+            guard !jobs.contains(where: { ids.contains($0.id) }) else { throw SluiceError(.invalidField, "a job exists") }
+            storage.jobs += jobs.map { ($0, nil) }
+        }
+    }
+
     func idempotentCreate(key: String, since: Date) async throws -> IdempotentCreate? {
         try await call("idempotentCreate") { storage in
             storage.keys[key].flatMap { $0.at >= since ? IdempotentCreate(jobID: $0.id, request: $0.request) : nil }

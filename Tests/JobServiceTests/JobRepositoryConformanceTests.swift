@@ -85,6 +85,19 @@ import Testing
         }
     }
 
+    /// A batch is stored in one transaction: all of its jobs, in order, or none of them (a
+    /// job already stored refuses the batch).
+    @Test(arguments: Store.allCases) func aBatchOfJobsIsStoredWholeOrNotAtAll(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            try await store.insert([Self.job("a", second: 0), Self.job("b", second: 1), Self.job("c", second: 2)])
+            #expect(try await store.allJobs().map(\.id) == ["a", "b", "c"])
+            await #expect(throws: (any Error).self) {
+                try await store.insert([Self.job("d", second: 3), Self.job("a", second: 4)])
+            }
+            #expect(try await store.allJobs().map(\.id) == ["a", "b", "c"])
+        }
+    }
+
     /// Every field set, every field back (a store that reads columns by position reads the
     /// right ones).
     @Test(arguments: Store.allCases) func aJobWithEveryFieldSetComesBackTheSame(store kind: Store) async throws {

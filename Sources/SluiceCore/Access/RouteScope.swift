@@ -5,7 +5,7 @@ public enum RouteScope {
     /// Routes that read what only an administrator may see.
     static let adminReads: Set<String> = ["/tokens", "/tokens/{name}"]
     /// Routes whose `POST` creates jobs.
-    static let creations: Set<String> = ["/jobs"]
+    static let creations: Set<String> = ["/jobs", "/jobs/batch"]
 
     public static func required(method: String, route: String) -> TokenScope {
         if adminReads.contains(route) { return .admin }

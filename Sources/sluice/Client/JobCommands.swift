@@ -27,6 +27,9 @@ struct Add: AsyncParsableCommand {
     var wait = false
     @OptionGroup var options: ClientOptions
 
+    /// URLs sent in one `POST /jobs/batch` (a 64 KiB body holds a few hundred long ones).
+    static let batchSize = 200
+
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
         if urls.count > 1, output != nil || sha256 != nil { throw ValidationError("-o and --sha256 name one file: give one URL") }
@@ -36,7 +39,7 @@ struct Add: AsyncParsableCommand {
         let headers = try HeaderLines.parse(header).sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }
         try await withService(options) { client in
             var made: [JobSnapshot] = []
-            for url in urls {
+            let bodies: [JSONValue] = urls.map { url in
                 var fields: [(String, JSONValue)] = [("url", .string(url))]
                 if let output { fields.append(("filename", .string(output))) }
                 if let connections { fields.append(("connections", JSONValue(connections))) }
@@ -45,10 +48,23 @@ struct Add: AsyncParsableCommand {
                 if let priority { fields.append(("priority", JSONValue(priority))) }
                 if !headers.isEmpty { fields.append(("headers", .object(headers))) }
                 if paused { fields.append(("paused", .bool(true))) }
-                let data = try await client.send(.POST, "/jobs", body: .object(fields))
+                return .object(fields)
+            }
+            if let body = bodies.first, bodies.count == 1 {
+                let data = try await client.send(.POST, "/jobs", body: body)
                 let job = try ServiceClient.job(data)
                 made.append(job)
                 options.json ? printJSON(data) : printLine(job.id)
+            } else {
+                // Many URLs go in batches (`POST /jobs/batch`): one refused refuses its batch.
+                for start in stride(from: 0, to: bodies.count, by: Self.batchSize) {
+                    let batch = Array(bodies[start..<min(start + Self.batchSize, bodies.count)])
+                    let data = try await client.send(.POST, "/jobs/batch", body: .object([("jobs", .array(batch))]))
+                    for job in try ServiceClient.jobs(data) {
+                        made.append(job)
+                        options.json ? printJSON(Data(job.json.text.utf8)) : printLine(job.id)
+                    }
+                }
             }
             if wait { try await Wait.waitFor(made.map(\.id), client: client, json: false, quiet: true) }
         }
