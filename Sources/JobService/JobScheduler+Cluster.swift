@@ -2,6 +2,7 @@ import DownloadEngine
 import Foundation
 import Logging
 import NIOPosix
+public import ServiceLifecycle
 import SluiceCore
 import CoreMetrics
 
@@ -330,45 +331,11 @@ extension JobScheduler {
 
     // MARK: The node's loops
 
-    /// Heartbeats, lease renewals, rescue, and the change feed, until cancelled. Started
-    /// with the service when the store is a cluster's.
-    public func runCluster() async {
-        guard let cluster else { return }
-        let signals = cluster.signals()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [weak self] in
-                for await signal in signals {
-                    guard let self else { return }
-                    await self.signalled(signal)
-                }
-            }
-            group.addTask { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
-                    guard let self, !Task.isCancelled else { return }
-                    await self.saveProgress()
-                }
-            }
-            group.addTask { [weak self] in
-                var lastFull = ContinuousClock.now
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
-                    guard let self, !Task.isCancelled else { return }
-                    let full = ContinuousClock.now - lastFull >= .seconds(30)
-                    if full { lastFull = .now }
-                    await self.synchronize(full: full)
-                }
-            }
-            let interval = Self.heartbeatInterval(lease: cluster.leaseDuration)
-            group.addTask { [weak self] in
-                while !Task.isCancelled {
-                    guard let self else { return }
-                    await self.beat()
-                    try? await Task.sleep(for: interval)
-                }
-            }
-            await group.waitForAll()
-        }
+    /// A cluster node's work beside its commands, as services for the group
+    /// (`ClusterServices`): none for a single node.
+    public nonisolated var clusterServices: [any Service] {
+        guard let cluster else { return [] }
+        return ClusterServices.make(for: self, cluster: cluster)
     }
 
     func signalled(_ signal: ClusterSignal) async {
@@ -381,11 +348,9 @@ extension JobScheduler {
         }
     }
 
-    /// One heartbeat: this node alive, its leases renewed (any not renewed is lost), then
-    /// the rescue of other nodes' expired leases, if this node wins the lock.
-    ///
-    /// The store is awaited while this actor goes on. Runs that ended while
-    /// it did not answer are recorded first, before a rescue could take them back.
+    /// One heartbeat: the runs that ended while the store did not answer recorded, this node
+    /// alive, its leases renewed (any not renewed is lost). The store is awaited while this
+    /// actor goes on.
     func beat() async {
         runningGauge.record(runs.runningCount)
         guard let cluster, !isShuttingDown, storeAnswers, !Task.isCancelled else { return }
@@ -395,6 +360,18 @@ extension JobScheduler {
         do {
             let lost = try await cluster.heartbeat(running: held)
             for id in lost { if let lease = runs[id].lease, held.contains(lease) { await leaseLost(id: id, epoch: lease.epoch) } }
+        } catch {
+            logger.warning("heartbeat failed: \(error)")
+        }
+        await removeAbandonedCreates()
+    }
+
+    /// The rescue of other nodes' expired leases, if this node wins the lock. Not while this
+    /// node has ends of its own to record (`recordEndedRuns`): those go first, before a rescue
+    /// could take them back.
+    func rescue() async {
+        guard let cluster, !isShuttingDown, storeAnswers, unrecordedRuns.isEmpty, !Task.isCancelled else { return }
+        do {
             let rescued = try await cluster.rescue(staleAfter: cluster.leaseDuration)
             if !rescued.isEmpty {
                 logger.notice("requeued \(rescued.count) job(s) whose node stopped renewing its lease: \(rescued.joined(separator: ", "))")
@@ -402,9 +379,8 @@ extension JobScheduler {
                 await synchronize(full: false)
             }
         } catch {
-            logger.warning("heartbeat failed: \(error)")
+            logger.warning("rescue failed: \(error)")
         }
-        await removeAbandonedCreates()
     }
 
     /// Removes the rows of creates answered 503 (`abandonedCreates`), in case their insert

@@ -1,13 +1,15 @@
 import Dispatch
 import Foundation
+public import ServiceLifecycle
 import Synchronization
 
-/// What the service last saw of its job store, for `/healthz` to answer at once: a task of
-/// its own asks the store for the cheapest round trip every `interval`, and the store is
+/// What the service last saw of its job store, for `/healthz` to answer at once: a service
+/// of its own asks the store for the cheapest round trip every `interval`, and the store is
 /// unavailable once a round trip has gone unanswered, or round trips have failed, for
 /// `threshold` (a stalled call holds that task, never a request). With the defaults, a store that stops answering is reported
 /// within about 8 s, one that comes back within `interval` of its first answer.
-public final class StoreHealth: Sendable {
+public final class StoreHealth: Service, CustomStringConvertible {
+    public var description: String { "StoreHealth" }
     private let repository: any JobRepository
     private let interval: Duration
     private let threshold: Duration
@@ -17,7 +19,6 @@ public final class StoreHealth: Sendable {
     /// on a loaded machine) is not a store that does not answer: CI's busiest pass saw
     /// writes refused 503 on a healthy SQLite when the silence counted from the last answer.
     private let silentSince = Atomic<UInt64>(0)
-    private let stopped = Atomic<Bool>(false)
     /// Not asked yet (a service built but not run, as in-process tests do): assumed to answer.
     private let started = Atomic<Bool>(false)
 
@@ -36,13 +37,14 @@ public final class StoreHealth: Sendable {
         return Int64(bitPattern: silent) < Self.nanoseconds(threshold)
     }
 
-    /// Starts the task that asks the store; `stop()` ends it. A ping the store does not
-    /// answer waits (holding no thread) until its deadline; meanwhile the silence grows.
-    public func start() {
+    /// Asks the store until the service group shuts down (or the task is cancelled). A ping
+    /// the store does not answer waits (holding no thread) until its deadline; meanwhile the
+    /// silence grows. First in the group, last to stop: the scheduler's shutdown reads it.
+    public func run() async throws {
         silentSince.store(0, ordering: .relaxed)
         started.store(true, ordering: .relaxed)
-        Task.detached { [self] in
-            while !stopped.load(ordering: .relaxed) {
+        await cancelWhenGracefulShutdown { [self] in
+            while !Task.isCancelled {
                 // The silence starts with this round trip, unless it goes on from failed ones.
                 _ = silentSince.compareExchange(expected: 0, desired: DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
                 if (try? await repository.ping()) != nil {
@@ -52,8 +54,6 @@ public final class StoreHealth: Sendable {
             }
         }
     }
-
-    public func stop() { stopped.store(true, ordering: .relaxed) }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000

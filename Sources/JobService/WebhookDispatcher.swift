@@ -6,6 +6,7 @@ public import Logging
 public import Metrics
 import NIOCore
 import NIOHTTP1
+public import ServiceLifecycle
 import Synchronization
 public import SluiceCore
 
@@ -18,7 +19,8 @@ public import SluiceCore
 /// With a secret every attempt is signed: `Sluice-Signature: t=UNIX,v1=HEX`, where `v1`
 /// is HMAC-SHA256(secret, "t.BODY") (docs/webhooks.md, "A receiver that checks the signature",
 /// shows how to check it).
-public final class WebhookDispatcher: Sendable {
+public final class WebhookDispatcher: Service, CustomStringConvertible {
+    public var description: String { "WebhookDispatcher" }
     public struct Configuration: Sendable {
         /// Told of every job's events.
         public var url: String?
@@ -138,6 +140,10 @@ public final class WebhookDispatcher: Sendable {
     /// failed read and, in a cluster, at every look (other nodes store deliveries too); a single
     /// node's job events name theirs (`stored`), so an event costs no read of the backlog.
     public func run() async {
+        await cancelWhenGracefulShutdown { await self.deliver() }
+    }
+
+    private func deliver() async {
         let queues = ReceiverQueues()
         await withDiscardingTaskGroup { group in
             group.addTask { await self.forgetSettledDeliveries() }

@@ -24,16 +24,28 @@ public struct SluiceService: Sendable {
     /// every route (the token scopes) goes through, so a new route cannot be missed.
     public let routeTable: [String]
     let downloads: DownloadService
+    /// The store's health for `/healthz`, asked every 2 s.
+    let storeHealth: StoreHealth
+    /// Webhook deliveries.
+    let webhooks: WebhookDispatcher
+    /// A cluster node's heartbeat, rescue, change feed and progress writer (none alone).
+    let clusterServices: [any Service]
     /// aria2's WebSocket notifications, for every client at once.
     let aria2Notifications: Aria2NotificationHub
     let certificateReloader: CertificateReloader?
     /// Ends when `aria2.shutdown` asks, and the group then shuts down gracefully.
     let rpcShutdown: RPCShutdownService
 
-    /// The services in the order a `ServiceGroup` must run them: a graceful shutdown stops
-    /// them in reverse, so downloads are checkpointed before the server drains its connections.
+    /// The services in the order a `ServiceGroup` must run them. A graceful shutdown stops
+    /// them in reverse, each once the one after it has returned (docs/job-service.md,
+    /// "Services and shutdown"): aria2's notifications; a cluster node's loops; the
+    /// downloads, checkpointed and their changes stored; the HTTP server, draining its
+    /// connections; webhook deliveries; last the store's health, which the scheduler's
+    /// shutdown still reads.
     public var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        let running: [any Service] = [application, downloads, aria2Notifications] + (certificateReloader.map { [$0] } ?? [])
+        let running: [any Service] =
+            [storeHealth, webhooks, application, downloads] + clusterServices + [aria2Notifications]
+            + (certificateReloader.map { [$0] } ?? [])
         return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
 
@@ -145,7 +157,8 @@ public func buildService(
     )
     return SluiceService(
         application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
-        downloads: DownloadService(scheduler: scheduler, webhooks: webhooks, client: client, storeHealth: storeHealth, logger: logger),
+        downloads: DownloadService(scheduler: scheduler, client: client, logger: logger),
+        storeHealth: storeHealth, webhooks: webhooks, clusterServices: scheduler.clusterServices,
         aria2Notifications: aria2.notifications,
         certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },
         rpcShutdown: RPCShutdownService(shutdown: shutdown, logger: logger)
@@ -180,28 +193,17 @@ struct CertificateReloader: Service {
 }
 
 /// Starts the scheduler with the server and, on SIGTERM or SIGINT, stops every download
-/// after its checkpoint, then closes the HTTP client.
-/// Webhook deliveries are sent beside them until then.
+/// after its checkpoint, then closes the HTTP client. The services it needs (the store's
+/// health, webhook deliveries, a cluster node's loops) run beside it in the group.
 struct DownloadService: Service {
     let scheduler: JobScheduler
-    let webhooks: WebhookDispatcher
     let client: Fetcher
-    let storeHealth: StoreHealth
     let logger: Logger
 
     func run() async throws {
-        storeHealth.start()
-        defer { storeHealth.stop() }
         await scheduler.start()
-        let delivering = Task { await webhooks.run() }
-        // A cluster node's heartbeats, rescues and change feed (nothing for a single node).
-        let clustering = Task { await scheduler.runCluster() }
         try? await gracefulShutdown()
-        delivering.cancel()
-        clustering.cancel()
-        await clustering.value
         try await stop()
-        await delivering.value
         logger.info("downloads checkpointed")
     }
 

@@ -12,8 +12,8 @@ import Testing
     @Test func aLoopThatAsksLateIsNotAStoreThatDoesNotAnswer() async {
         let store = InMemoryJobRepository()
         let health = StoreHealth(repository: store, interval: .seconds(3), threshold: .milliseconds(300))
-        health.start()
-        defer { health.stop() }
+        let probe = Task { try await health.run() }
+        defer { probe.cancel() }
         #expect(await waitUntil(.seconds(10), every: .milliseconds(5)) { store.calls["ping"] == 1 })
         // Between round trips, for three times the threshold: never unavailable.
         let wentAway = await waitUntil(.milliseconds(900), every: .milliseconds(10)) { !health.isAvailable }
@@ -24,8 +24,8 @@ import Testing
     @Test func aRoundTripUnansweredPastTheThresholdIsUnavailableAndAnAnswerEndsIt() async {
         let store = InMemoryJobRepository()
         let health = StoreHealth(repository: store, interval: .milliseconds(50), threshold: .milliseconds(300))
-        health.start()
-        defer { health.stop() }
+        let probe = Task { try await health.run() }
+        defer { probe.cancel() }
         #expect(await waitUntil(.seconds(10), every: .milliseconds(5)) { (store.calls["ping"] ?? 0) >= 1 })
         store.freeze()
         #expect(await waitUntil(.seconds(10), every: .milliseconds(10)) { !health.isAvailable })

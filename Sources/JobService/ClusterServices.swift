@@ -1,0 +1,73 @@
+import Foundation
+import ServiceLifecycle
+
+/// A cluster node's work beside its commands, each a service of the group, stopped in the
+/// reverse of this order before the scheduler's own shutdown (docs/job-service.md,
+/// "Services and shutdown"): the heartbeat (leases renewed, ended runs recorded), the
+/// rescue of other nodes' expired leases, the change feed (what other nodes changed), and
+/// the progress writer (this node's runs' bytes, about once a second).
+enum ClusterServices {
+    static func make(for scheduler: JobScheduler, cluster: any ClusterStore) -> [any Service] {
+        let beat = JobScheduler.heartbeatInterval(lease: cluster.leaseDuration)
+        return [
+            RepeatingWork(description: "ClusterProgressWriter", interval: .seconds(1), waitsFirst: true) { [weak scheduler] in
+                await scheduler?.saveProgress()
+            },
+            ClusterChangeFeed(scheduler: scheduler, signals: cluster.signals()),
+            RepeatingWork(description: "ClusterRescuer", interval: beat, waitsFirst: true) { [weak scheduler] in
+                await scheduler?.rescue()
+            },
+            RepeatingWork(description: "ClusterHeartbeat", interval: beat, waitsFirst: false) { [weak scheduler] in
+                await scheduler?.beat()
+            },
+        ]
+    }
+}
+
+/// Work done every `interval` until the group shuts down (or the task is cancelled); the
+/// first time at once, or after one interval when `waitsFirst`.
+struct RepeatingWork: Service, CustomStringConvertible {
+    let description: String
+    let interval: Duration
+    let waitsFirst: Bool
+    let work: @Sendable () async -> Void
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { [self] in
+            if waitsFirst { try? await Task.sleep(for: interval) }
+            while !Task.isCancelled {
+                await work()
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+}
+
+/// What other nodes changed, read back: at once when the store notifies, every second
+/// otherwise, and in full every 30 s and after a reconnect (`ClusterSignal.resync`).
+struct ClusterChangeFeed: Service, CustomStringConvertible {
+    var description: String { "ClusterChangeFeed" }
+    let scheduler: JobScheduler
+    let signals: AsyncStream<ClusterSignal>
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { [scheduler, signals] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await signal in signals { await scheduler.signalled(signal) }
+                }
+                group.addTask {
+                    var lastFull = ContinuousClock.now
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(1))
+                        guard !Task.isCancelled else { return }
+                        let full = ContinuousClock.now - lastFull >= .seconds(30)
+                        if full { lastFull = .now }
+                        await scheduler.synchronize(full: full)
+                    }
+                }
+                await group.waitForAll()
+            }
+        }
+    }
+}
