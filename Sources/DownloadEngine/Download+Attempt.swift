@@ -39,8 +39,12 @@ extension Download {
         if options.continuePartial, let size = try? file.size(), size > 0, try await continueExisting(file: file, size: size) {
             return nil
         }
-        // The store first (see `LeaseLost`), then the file.
-        try await store.remove()
+        // The store first (see `LeaseLost`), then the file. A job that never ran, whose run
+        // has stored nothing yet, has no checkpoint to remove: its creation was its one write.
+        if !options.neverRun || state.checkpointedBytes != nil {
+            try await store.remove()
+            state.setCheckpointedBytes(nil)
+        }
         try file.truncate()
         state.markStartedFromZero()
         let (response, probe, finalURL) = try await self.probe()

@@ -60,6 +60,11 @@ public final class Download: Sendable {
     /// ends with its result whatever stops it now, on its store calls' own deadlines.
     public var isCommitted: Bool { state.committed }
 
+    /// The bytes its last stored checkpoint covers: the one it started from, until it stores
+    /// one; nil when there is none. A stopped run hands this back, so a pause need not read
+    /// the store.
+    public var checkpointedBytes: Int64? { state.checkpointedBytes }
+
     /// The newest progress, computed now.
     public func currentProgress() -> DownloadProgress {
         var meter = SpeedMeter()
@@ -81,6 +86,7 @@ public final class Download: Sendable {
         if let placed = try await placedByPreviousRun(stored) { return placed }
         let file = try PartialFile(path: target.partialPath)
         var checkpoint = try verifiedCheckpoint(stored, for: file)
+        state.setCheckpointedBytes(stored?.writtenBytes)
         var restarts = RetryMachine(policy: options.retry)
         while true {
             do {
@@ -97,6 +103,7 @@ public final class Download: Sendable {
                 // The store first: a run that lost its job must not truncate a file that
                 // another run may have taken over.
                 try await store.remove()
+                state.setCheckpointedBytes(nil)
                 try file.truncate()
             } catch let lost as LeaseLost {
                 throw lost
@@ -107,7 +114,10 @@ public final class Download: Sendable {
                 // its space (after a full disk, especially). Bytes it did not write itself (a
                 // checkpointed prefix, or a file `-c` was asked to continue) are never touched.
                 if state.startedFromZero, !(state.checkpoint(url: url)?.isResumable ?? false) {
-                    if (try? await store.remove()) != nil { try? file.truncate() }
+                    if (try? await store.remove()) != nil {
+                        state.setCheckpointedBytes(nil)
+                        try? file.truncate()
+                    }
                 }
                 throw error
             }
@@ -180,6 +190,7 @@ public final class Download: Sendable {
         do {
             if !synced { try await Self.sync(file) }
             try await store.save(checkpoint)
+            state.setCheckpointedBytes(checkpoint.writtenBytes)
             reporter.yield(.checkpointed(bytes: checkpoint.writtenBytes))
         } catch {
             logger.warning("checkpoint failed: \(error)")

@@ -73,4 +73,11 @@ public struct DownloadResult: Sendable, Equatable {
     public var fileName: String
     public var sha256: String
     public var bytes: Int64
+
+    public init(path: String, fileName: String, sha256: String, bytes: Int64) {
+        self.path = path
+        self.fileName = fileName
+        self.sha256 = sha256
+        self.bytes = bytes
+    }
 }

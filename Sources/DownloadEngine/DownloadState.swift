@@ -30,6 +30,9 @@ final class DownloadState: Sendable {
         /// Past the run's last point of return: the file is being placed (or is), and a
         /// stop no longer changes the outcome.
         var committed = false
+        /// The bytes the last stored checkpoint covers: the one the run started from, then
+        /// each it stored; nil when there is none (or it was removed).
+        var checkpointedBytes: Int64?
         /// The hasher, waiting for the prefix on disk to reach a length.
         var prefixWaiter: (length: Int64, continuation: CheckedContinuation<Void, Never>)?
 
@@ -69,6 +72,9 @@ final class DownloadState: Sendable {
 
     var committed: Bool { inner.withLock { $0.committed } }
     func commit() { inner.withLock { $0.committed = true } }
+
+    var checkpointedBytes: Int64? { inner.withLock { $0.checkpointedBytes } }
+    func setCheckpointedBytes(_ bytes: Int64?) { inner.withLock { $0.checkpointedBytes = bytes } }
 
     func connectionOpened() { inner.withLock { $0.activeConnections += 1 } }
     func connectionClosed() { inner.withLock { $0.activeConnections -= 1 } }

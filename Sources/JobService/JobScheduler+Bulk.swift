@@ -10,8 +10,11 @@ extension JobScheduler {
     public func pauseAll(_ selection: JobSelection) async throws -> [JobSnapshot] {
         let paused = try await holdingSchedule { try await bulk(selection) { $0.pauseRequested() } }
         defer { letGoFinished(selection) }
-        // As for one job: the answer waits for the runs to stop, their checkpoints stored.
+        // As for one job: the answer waits for the runs to stop, their checkpoints stored; a
+        // job's state and the bytes its run leaves are one write.
+        writes.hold(paused.map(\.id))
         await settle(paused.map(\.id))
+        writes.release(paused.map(\.id))
         await stored(paused.map(\.id))
         // A run that placed its file meanwhile may have let its job go: the store has it.
         var answer: [JobSnapshot] = []

@@ -22,32 +22,32 @@ extension JobScheduler {
         let current = generation
         let previous = runs.ending(job.id)
         let id = job.id
-        let download = Download(
-            url: job.url,
-            target: DownloadTarget(
-                partialPath: partialPath(id),
-                destination: .directory(configuration.documentsDirectory + (job.directory.map { "/" + $0 } ?? "")),
-                fileName: job.requestedFilename, root: job.directory == nil ? nil : configuration.documentsDirectory
-            ),
-            options: {
-                var options = DownloadOptions(
-                    connections: job.connections, headers: job.headers, expectedSHA256: job.expectedSHA256,
-                    retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: limiter(for: job)
-                )
-                options.minimumFreeSpace = configuration.minFreeSpace
-                options.releaseSlotAfter = configuration.releaseSlotAfter
-                options.priorFailures = runs[id].retryFailures ?? 0
-                options.clock = configuration.clock
-                options.proxy = job.proxy.flatMap { try? EndpointURL.proxy($0, field: "proxy") }
-                options.hostConnections = configuration.hostConnections
-                // Only where this node allows it (a restart without the flag, another node).
-                options.insecure = job.insecure && configuration.allowInsecureTLS
-                options.neverRun = runs[id].neverRun
-                return options
-            }(),
-            client: client, checkpoints: checkpointStore(id: id, lease: lease),
-            logger: logger
-        )
+        let download = engine.makeRun(
+            RunRequest(
+                url: job.url,
+                target: DownloadTarget(
+                    partialPath: partialPath(id),
+                    destination: .directory(configuration.documentsDirectory + (job.directory.map { "/" + $0 } ?? "")),
+                    fileName: job.requestedFilename, root: job.directory == nil ? nil : configuration.documentsDirectory
+                ),
+                options: {
+                    var options = DownloadOptions(
+                        connections: job.connections, headers: job.headers, expectedSHA256: job.expectedSHA256,
+                        retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: limiter(for: job)
+                    )
+                    options.minimumFreeSpace = configuration.minFreeSpace
+                    options.releaseSlotAfter = configuration.releaseSlotAfter
+                    options.priorFailures = runs[id].retryFailures ?? 0
+                    options.clock = configuration.clock
+                    options.proxy = job.proxy.flatMap { try? EndpointURL.proxy($0, field: "proxy") }
+                    options.hostConnections = configuration.hostConnections
+                    // Only where this node allows it (a restart without the flag, another node).
+                    options.insecure = job.insecure && configuration.allowInsecureTLS
+                    options.neverRun = runs[id].neverRun
+                    return options
+                }(),
+                checkpoints: checkpointStore(id: id, lease: lease), logger: logger
+            ))
         runs[id].neverRun = false
         let ownFile = claim.map { $0.lastOwner == nodeName }
         // The run is the service's, not the request's that started it: its store calls take

@@ -63,7 +63,7 @@ public actor JobScheduler {
     struct Run: RunHandle {
         let task: Task<Outcome, Never>
         let generation: Int
-        let download: Download
+        let download: any DownloadRun
     }
 
     let configuration: Configuration
@@ -82,6 +82,9 @@ public actor JobScheduler {
     public nonisolated let nodeName: String
     let startedAt = Date()
     let client: Fetcher
+    /// Makes each run of a download (`RunEngine`): the real engine on `client`, or a
+    /// test's scripted one.
+    let engine: any RunEngine
     /// What the service last saw of its store: background store work waits while it does
     /// not answer (`StoreHealth`); nil to assume it does.
     nonisolated let storeHealth: StoreHealth?
@@ -185,7 +188,7 @@ public actor JobScheduler {
     public init(
         configuration: Configuration, repository: any JobRepository, client: Fetcher, webhooks: WebhookDispatcher? = nil,
         storeHealth: StoreHealth? = nil, metrics: any MetricsFactory = MetricsSystem.factory,
-        logger: Logger = Logger(label: "sluice.jobs")
+        logger: Logger = Logger(label: "sluice.jobs"), engine: (any RunEngine)? = nil
     ) async throws {
         // What the start needs from the store, read first.
         let cluster = repository as? any ClusterStore
@@ -211,6 +214,7 @@ public actor JobScheduler {
         self.machine = JobMachine(claiming: cluster == nil ? .own : .leased)
         self.nodeName = cluster?.nodeName ?? configuration.nodeName
         self.client = client
+        self.engine = engine ?? FetcherEngine(client: client)
         self.webhooks = webhooks
         self.logger = logger
         let settings = stored ?? QueueSettings(maxActive: configuration.maxActive, limitRate: configuration.limitRate)
@@ -429,8 +433,13 @@ public actor JobScheduler {
     public func pause(id: String) async throws -> JobSnapshot {
         try await holdStored(id)
         defer { releaseHold(id) }
+        // The state and the bytes the stopped run leaves are one write (with the run's last
+        // checkpoint, two in all), and nothing is read.
+        writes.hold([id])
+        defer { writes.release([id]) }
         _ = try await apply(id) { $0.pauseRequested() }
         await settle([id])
+        writes.release([id])
         await stored([id])
         // A run that placed its file meanwhile may have let its job go: the store has it.
         guard let job = try await jobInPlace(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
@@ -465,13 +474,8 @@ public actor JobScheduler {
                     run: run.generation, slot: runs.slot(id)?.run.generation, ending: runs.ending(id)?.generation, state: jobs[id]?.state
                 )
             else { continue }
-            let checkpoint = try? await repository.checkpoint(id: id)
-            // Read again after the store's answer: the job may have moved on meanwhile.
-            guard
-                RunSettle.takesCheckpoint(
-                    run: run.generation, slot: runs.slot(id)?.run.generation, ending: runs.ending(id)?.generation, state: jobs[id]?.state
-                ), var job = jobs[id],
-                let bytes = RunSettle.bytes(checkpoint: checkpoint?.writtenBytes, shown: job.bytesDone)
+            // The run hands back the bytes of its last stored checkpoint: nothing is read.
+            guard var job = jobs[id], let bytes = RunSettle.bytes(checkpoint: run.download.checkpointedBytes, shown: job.bytesDone)
             else { continue }
             job.bytesDone = bytes
             update(job)

@@ -46,6 +46,25 @@ public final class JobWrites: Sendable {
         var failing = false
         var waiters: [String: [(token: UInt64, continuation: CheckedContinuation<Void, Never>)]] = [:]
         var transactions = 0
+        /// Jobs whose changes wait to go together (`hold`): pending, not written yet.
+        var held: Set<String> = []
+
+        /// The next ids to write, at most `limit`, in order, none held; taken out of `order`.
+        mutating func takeOrder(limit: Int) -> [String] {
+            guard !held.isEmpty else {
+                let ids = Array(order.prefix(limit))
+                order.removeFirst(ids.count)
+                return ids
+            }
+            var ids: [String] = []
+            for id in order where !held.contains(id) {
+                ids.append(id)
+                if ids.count == limit { break }
+            }
+            let taken = Set(ids)
+            order.removeAll { taken.contains($0) }
+            return ids
+        }
     }
 
     /// At most this many jobs in one transaction.
@@ -87,6 +106,24 @@ public final class JobWrites: Sendable {
         if starts { Task.detached { await self.writePending() } }
     }
 
+    /// Keeps the changes of `ids` here until `release`, merged into one write each: a pause's
+    /// state and the bytes its stopped run leaves go together. Someone waiting for one of
+    /// them to be stored (`stored(_:)`) ends its hold.
+    func hold(_ ids: [String]) {
+        state.withLock { $0.held.formUnion(ids) }
+    }
+
+    /// Writes what `hold` kept.
+    func release(_ ids: [String]) {
+        let starts = state.withLock { state -> Bool in
+            state.held.subtract(ids)
+            guard !state.writing, ids.contains(where: { state.pending[$0] != nil }) else { return false }
+            state.writing = true
+            return true
+        }
+        if starts { Task.detached { await self.writePending() } }
+    }
+
     /// Takes the job's pending change out of the queue (not one being written): a command
     /// writes it with its own, rather than wait for the queue ahead of it. Those waiting for
     /// the job are woken (nothing of it is queued any more).
@@ -123,6 +160,7 @@ public final class JobWrites: Sendable {
     /// Returns once nothing of the job is pending here; throws `store_unavailable` when the
     /// caller's budget (`StoreCallBudget`) runs out first.
     func stored(_ id: String) async throws {
+        if state.withLock({ $0.held.contains(id) }) { release([id]) }
         let deadline = ContinuousClock.now + (StoreCallBudget.remaining ?? StoreCallBudget.request)
         // Woken when the job's write lands; a newer change of it may be pending by then.
         while isPending(id) {
@@ -172,8 +210,7 @@ public final class JobWrites: Sendable {
         while true {
             let batch = state.withLock { state -> [Write] in
                 // A cluster's control writes go one by one: each is made or refused alone.
-                let ids = state.order.prefix(cluster == nil ? Self.batchLimit : 1)
-                state.order.removeFirst(ids.count)
+                let ids = state.takeOrder(limit: cluster == nil ? Self.batchLimit : 1)
                 let batch = ids.compactMap { state.pending.removeValue(forKey: $0) }
                 state.inFlight.formUnion(batch.map(\.job.id))
                 if batch.isEmpty { state.writing = false }

@@ -11,7 +11,7 @@ import Testing
     /// A started scheduler on `store`, shut down (with its client) after `body`.
     static func withScheduler(
         _ directory: TemporaryDirectory, store: InMemoryJobRepository, maxActive: Int = 3, settleLimit: Duration = .seconds(5),
-        _ body: (JobScheduler) async throws -> Void
+        engine: (any RunEngine)? = nil, _ body: (JobScheduler) async throws -> Void
     ) async throws {
         for name in ["cache", "documents"] {
             try FileManager.default.createDirectory(atPath: directory.path + "/" + name, withIntermediateDirectories: true)
@@ -21,7 +21,7 @@ import Testing
             cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents", maxActive: maxActive
         )
         configuration.settleLimit = settleLimit
-        let scheduler = try await JobScheduler(configuration: configuration, repository: store, client: client)
+        let scheduler = try await JobScheduler(configuration: configuration, repository: store, client: client, engine: engine)
         await scheduler.start()
         do {
             try await body(scheduler)

@@ -1,0 +1,85 @@
+import DownloadEngine
+import Foundation
+import JobService
+import SluiceCore
+import Synchronization
+
+/// A download engine whose runs do what the test tells them, one step at a time: report
+/// progress, store a checkpoint, finish. A stopped run stores a last checkpoint of the bytes
+/// it reported, as the real engine does at every stop. No socket, no file.
+final class ScriptedEngine: RunEngine {
+    private let made = Mutex<[ScriptedRun]>([])
+
+    func makeRun(_ request: RunRequest) -> any DownloadRun {
+        let run = ScriptedRun(request)
+        made.withLock { $0.append(run) }
+        return run
+    }
+
+    /// Every run made so far, oldest first.
+    var runs: [ScriptedRun] { made.withLock { $0 } }
+}
+
+final class ScriptedRun: DownloadRun {
+    enum Step: Sendable {
+        case progress(Int64, total: Int64)
+        /// Bytes on disk not reported yet (a progress event is at most one per 250 ms).
+        case wrote(Int64)
+        case checkpoint(Int64, total: Int64)
+        case finish
+    }
+
+    let request: RunRequest
+    let events: AsyncStream<DownloadEvent>
+    private let reporter: AsyncStream<DownloadEvent>.Continuation
+    private let steps: AsyncStream<Step>
+    private let stepper: AsyncStream<Step>.Continuation
+    private let state = Mutex<(bytes: Int64, total: Int64, checkpointed: Int64?)>((0, 0, nil))
+
+    init(_ request: RunRequest) {
+        self.request = request
+        (events, reporter) = AsyncStream.makeStream(of: DownloadEvent.self)
+        (steps, stepper) = AsyncStream.makeStream(of: Step.self)
+    }
+
+    /// Tells the run its next step.
+    func step(_ step: Step) { stepper.yield(step) }
+
+    func run() async throws -> DownloadResult {
+        defer { reporter.finish() }
+        for await step in steps {
+            switch step {
+            case .progress(let bytes, let total):
+                state.withLock {
+                    $0.bytes = bytes
+                    $0.total = total
+                }
+                reporter.yield(.progress(DownloadProgress(phase: .downloading, bytesDone: bytes, bytesTotal: total, resumable: true)))
+            case .wrote(let bytes):
+                state.withLock { $0.bytes = bytes }
+            case .checkpoint(let bytes, let total):
+                try await save(bytes, total: total)
+            case .finish:
+                let total = state.withLock { $0.total }
+                return DownloadResult(
+                    path: request.target.partialPath, fileName: "scripted.bin", sha256: String(repeating: "0", count: 64), bytes: total)
+            }
+        }
+        // Stopped: the bytes reported so far, checkpointed, as the real engine does.
+        let (bytes, total) = state.withLock { ($0.bytes, $0.total) }
+        try await save(bytes, total: total)
+        throw CancellationError()
+    }
+
+    private func save(_ bytes: Int64, total: Int64) async throws {
+        let checkpoint = DownloadCheckpoint(
+            url: request.url, totalBytes: total, acceptsRanges: true, written: bytes > 0 ? [0..<bytes] : []
+        )
+        try await request.checkpoints.save(checkpoint)
+        state.withLock { $0.checkpointed = bytes }
+    }
+
+    func segments() -> [JobSegment] { [] }
+    var isCommitted: Bool { false }
+    var checkpointedBytes: Int64? { state.withLock { $0.checkpointed } }
+}
