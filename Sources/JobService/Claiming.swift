@@ -54,4 +54,8 @@ enum Claiming: Equatable, CaseIterable {
     /// cluster node takes back only those it held itself (the store's `recoverOwnJobs`), the
     /// others' are theirs (or the rescuer's).
     var requeuesEveryRunningJobAtStart: Bool { self == .own }
+
+    /// Whether this node knows of every finished job (it counts what it left to its store): a
+    /// cluster node may not have heard yet of a job another node finished, and asks.
+    var knowsEveryFinishedJob: Bool { self == .own }
 }

@@ -91,10 +91,9 @@ extension JobScheduler {
             try await repository.delete(ids: plain.map(\.id), deliveries: removed)
             webhooks?.stored(removed)
             jobs.forgetStored(plain)
-            if cluster != nil { for job in plain { storedCounts.removed(job.id, state: job.state) } }
             for job in plain {
+                book.removed(job.id, state: job.state)
                 events.publish(.removed(id: job.id))
-                if cluster != nil { shownEnds.removed(job.id) }
                 // A failed job may have left its partial file.
                 removePartialFiles(job.id)
                 if deleteFile { removeFinishedFile(of: job) }

@@ -78,10 +78,7 @@ extension JobScheduler {
     /// Records that this node just wrote the job's control fields: a read of the store that
     /// began earlier must not take them back.
     func noteControlWrite(_ id: String) {
-        // Only a cluster reads a change feed; a single node keeps no record.
-        guard cluster != nil else { return }
-        writeCount += 1
-        controlWrites[id] = writeCount
+        book.noteControlWrite(id)
     }
 
     /// Prepares the run's partial file from the job's earlier one (see `PartialFileTakeover`).
@@ -128,7 +125,7 @@ extension JobScheduler {
     /// Gives a stopped run's lease back (a run an edit stopped keeps it, to go on).
     func releaseLease(_ id: String) {
         guard let cluster, !runs[id].editing, runs.running(id) == nil, let lease = runs.takeLease(id) else { return }
-        unsavedProgress[id] = nil
+        book.unsavedProgress[id] = nil
         // Not waited for: an unreleased lease lapses by itself.
         let logger = self.logger
         Task.detached {
@@ -140,14 +137,14 @@ extension JobScheduler {
     /// progress loop, which writes it about once a second, off this actor.
     func storeProgress(_ job: JobSnapshot) {
         guard cluster != nil, let lease = runs[job.id].lease else { return }
-        unsavedProgress[job.id] = (job, lease)
+        book.unsavedProgress[job.id] = (job, lease)
     }
 
     /// Takes the progress to write now.
     private func takeProgress() -> [(job: JobSnapshot, lease: Lease)] {
         guard storeAnswers, !isShuttingDown else { return [] }
-        defer { unsavedProgress = [:] }
-        return Array(unsavedProgress.values)
+        defer { book.unsavedProgress = [:] }
+        return Array(book.unsavedProgress.values)
     }
 
     /// Writes the progress of this node's runs, then stops those whose lease the store
@@ -176,30 +173,30 @@ extension JobScheduler {
     /// from it: it is read again on its own at the next read, and the cursor moves on.
     func synchronize(full: Bool) async {
         guard cluster != nil, storeAnswers, !isShuttingDown else { return }
-        guard !synchronizing else {
-            syncAgain = true
-            syncAgainFull = syncAgainFull || full
+        guard !book.synchronizing else {
+            book.syncAgain = true
+            book.syncAgainFull = book.syncAgainFull || full
             return
         }
-        synchronizing = true
+        book.synchronizing = true
         var full = full
         while true {
             await readChanges(full: full)
-            guard syncAgain, !isShuttingDown else { break }
-            full = syncAgainFull
-            syncAgain = false
-            syncAgainFull = false
+            guard book.syncAgain, !isShuttingDown else { break }
+            full = book.syncAgainFull
+            book.syncAgain = false
+            book.syncAgainFull = false
         }
-        synchronizing = false
+        book.synchronizing = false
     }
 
     private func readChanges(full: Bool) async {
         guard let cluster, storeAnswers, !Task.isCancelled else { return }
-        let since = full ? nil : cursor
-        let writesBefore = writeCount
-        let recheck = Array(toRecheck)
-        toRecheck = []
-        let countsMark = storedCounts.readStart
+        let since = full ? nil : book.cursor
+        let writesBefore = book.writeCount
+        let recheck = Array(book.toRecheck)
+        book.toRecheck = []
+        let countsMark = book.storedCounts.readStart
         let changes: ClusterChanges
         let rechecked: [(id: String, row: JobSnapshot?)]
         do {
@@ -212,7 +209,7 @@ extension JobScheduler {
             let rows = changes.jobs + rechecked.compactMap(\.row)
             try await readDependencyStates(Set(rows.filter(\.state.isLive).flatMap(\.after)))
         } catch {
-            toRecheck.formUnion(recheck)
+            book.toRecheck.formUnion(recheck)
             logger.warning("cannot read the cluster's changes: \(error)")
             return
         }
@@ -224,25 +221,25 @@ extension JobScheduler {
         // command holds (its store calls are awaited: the command reads what it needs itself):
         // read again at the next read, not taken from this one.
         let newer = { (id: String) in
-            (self.controlWrites[id] ?? 0) > writesBefore || self.unrecordedRuns[id] != nil || self.runs[id].holds > 0
+            (self.book.controlWrites[id] ?? 0) > writesBefore || self.book.unrecordedRuns[id] != nil || self.runs[id].holds > 0
         }
-        cursor = changes.cursor
+        book.cursor = changes.cursor
         // One read at a time: nothing older than this read's start is needed any more.
-        if controlWrites.count > 10_000 { controlWrites = controlWrites.filter { $0.value > writesBefore } }
-        if let stored = changes.settings, stored != settings, settingsWritten <= writesBefore {
+        if book.controlWrites.count > 10_000 { book.controlWrites = book.controlWrites.filter { $0.value > writesBefore } }
+        if let stored = changes.settings, stored != settings, book.settingsWritten <= writesBefore {
             settings = stored
             queueLimiter.setRate(stored.limitRate)
         }
         // What this read's rows let go, its counts have (one snapshot); rows read again on
         // their own come from another.
-        absorbingRead = true
+        book.absorbingRead = true
         for job in changes.jobs {
-            if newer(job.id) { toRecheck.insert(job.id) } else { absorb(job) }
+            if newer(job.id) { book.toRecheck.insert(job.id) } else { absorb(job) }
         }
-        absorbingRead = false
+        book.absorbingRead = false
         for (id, row) in rechecked {
             if newer(id) {
-                toRecheck.insert(id)
+                book.toRecheck.insert(id)
             } else if let row {
                 absorb(row)
             } else if jobs[id] != nil {
@@ -254,9 +251,9 @@ extension JobScheduler {
                 // A finished job held by no one here: only its state, if a live job waited for
                 // it; streams are told once.
                 finishedDependencies[id] = nil
-                if shownEnds.isNewRemoval(id) { events.publish(.removed(id: id)) }
+                if book.shownEnds.isNewRemoval(id) { events.publish(.removed(id: id)) }
             } else if newer(id) {
-                toRecheck.insert(id)
+                book.toRecheck.insert(id)
             } else {
                 absorbRemoval(id)
             }
@@ -267,18 +264,18 @@ extension JobScheduler {
             let present = Set(changes.jobs.map(\.id))
             let absent = order.filter { !present.contains($0) && jobs[$0]?.state.isLive == true }
             if !absent.isEmpty {
-                toRecheck.formUnion(absent)
-                syncAgain = true
+                book.toRecheck.formUnion(absent)
+                book.syncAgain = true
             }
         }
         jobs.setStoredOnly(
-            storedCounts.counts(
+            book.storedCounts.counts(
                 store: changes.counts, held: jobs.heldCounts(), mark: countsMark,
                 rows: Dictionary(changes.jobs.map { ($0.id, $0.state) }, uniquingKeysWith: { $1 }), removed: Set(changes.removed)
             )
         )
         // Past the reads' overlap, a finished row shown is not seen again unless it changed.
-        shownEnds.forgetOld()
+        book.shownEnds.forgetOld()
         schedule()
         scheduleWakeUp()
     }
@@ -288,21 +285,21 @@ extension JobScheduler {
     /// for it).
     func absorb(_ stored: JobSnapshot) {
         // A create this node answered 503: its late row is removed, never shown.
-        guard abandonedCreates[stored.id] == nil else { return }
+        guard book.abandonedCreates[stored.id] == nil else { return }
         guard let local = jobs[stored.id] else {
             guard stored.state.isLive else {
                 if finishedDependencies[stored.id] != nil || jobs.isWaitedFor(stored.id) {
                     finishedDependencies[stored.id] = stored.state
                 }
                 // Reads overlap by 2 s, so the same row comes two or three times: shown once.
-                if shownEnds.isNew(stored) { events.publish(.job(stored)) }
+                if book.shownEnds.isNew(stored) { events.publish(.job(stored)) }
                 return
             }
             // Held only once what it waits for is known: unknown, it would look deleted. The
             // store is asked, and the row read again at the next read.
             guard dependenciesKnown(stored.after) else {
                 askStore(about: stored.after)
-                toRecheck.insert(stored.id)
+                book.toRecheck.insert(stored.id)
                 return
             }
             jobs.insertByAge(stored)
@@ -327,6 +324,116 @@ extension JobScheduler {
 
     func removePartialFiles(_ id: String) {
         for path in PartialFileTakeover.all(cacheDirectory: configuration.cacheDirectory, id: id) { unlink(path) }
+    }
+
+    /// `JobAction.controlWrite`: a command's change written first, while the store still
+    /// holds `expected`, with this node's change of the job that was still queued. Throws
+    /// when the store cannot write (nothing changed; the queued change goes back to be
+    /// written behind) or another node changed the job first (409, read back). False when
+    /// the job moved on here while the store was asked.
+    func controlWrite(_ job: JobSnapshot, expected: JobState, with queued: JobWrites.Write?) async throws -> Bool {
+        guard let cluster else { return true }
+        let id = job.id
+        let seen = jobs[id]?.state
+        noteControlWrite(id)
+        let written: Bool
+        do {
+            written = try await cluster.update(job, expectedState: expected)
+            if written, let deliveries = queued?.deliveries, !deliveries.isEmpty {
+                try await cluster.saveDeliveries(deliveries)
+                webhooks?.stored(deliveries)
+            }
+        } catch {
+            // Nothing changed: the queued change goes back to be written behind.
+            if let queued { writes.put(queued.job, expected: queued.expected, deliveries: queued.deliveries) }
+            throw error
+        }
+        guard written else {
+            try await refresh(id)
+            throw SluiceError(
+                .invalidTransition,
+                "job \(id) changed on another node meanwhile (it is \(jobs[id]?.state.rawValue ?? "gone") now); try again"
+            )
+        }
+        noteControlWrite(id)
+        return jobs[id]?.state == seen
+    }
+
+    /// Where a run saves its checkpoints: fenced by its lease in a cluster.
+    func checkpointStore(id: String, lease: Lease?) -> any CheckpointStore {
+        guard let cluster, let lease else { return JobCheckpointStore(repository: repository, id: id, writer: checkpointWriter) }
+        return FencedCheckpointStore(store: cluster, writer: checkpointWriter, lease: lease) { [weak self] in
+            await self?.leaseLost(id: id, epoch: lease.epoch)
+        }
+    }
+
+    /// A cluster node's stopped runs gave their jobs back to the queue for the others: the
+    /// node leaves the cluster (its row removed).
+    func leaveCluster() async {
+        await cluster?.close(removingNode: true)
+    }
+
+    /// `JobAction.finishRun`: a cluster run's end written under its lease before anything is
+    /// shown; the answer fed back to the machine (`endStored`), or the job read back when the
+    /// lease was taken meanwhile. False when the store could not take it (the heartbeat
+    /// records it later, `recordEndedRuns`).
+    func finishRun(_ finishing: JobSnapshot, lease: Lease, tell: WebhookEvent?) async -> Bool {
+        guard let cluster else { return true }
+        let id = finishing.id
+        book.unsavedProgress[id] = nil
+        noteControlWrite(id)
+        let before = jobs[id]
+        // A delete that comes while the store is asked finds the run `recording`, waits
+        // for it, and removes a placed file itself.
+        do {
+            // Awaited: this actor answers meanwhile.
+            let recorded = try await cluster.finishRun(finishing, lease: lease)
+            // A read of the change feed that began during the wait is older than this.
+            noteControlWrite(id)
+            // Deleted meanwhile: nothing to record or show.
+            guard jobs[id] != nil else { return true }
+            guard recorded else {
+                // Taken back meanwhile: the outcome is another node's to record.
+                leasesLostCounter.increment()
+                try? await refresh(id)
+                schedule()
+                return true
+            }
+        } catch {
+            // Shown ended here, recorded by the heartbeat once the store answers (or
+            // found taken back then, when the outage outlasted the lease).
+            logger.warning("job \(id) ended while the store cannot record it; recorded once it answers: \(error)")
+            book.unrecordedRuns[id] = (finishing, lease)
+        }
+        // Deleted while the store was asked: nothing to show.
+        guard let now = jobs[id] else { return true }
+        // Paused, resumed or edited meanwhile: the store holds what won; read it.
+        if now != before, book.unrecordedRuns[id] == nil {
+            try? await refresh(id)
+            schedule()
+            return true
+        }
+        if book.unrecordedRuns[id] != nil {
+            jobs[id] = finishing
+            events.publish(.job(finishing))
+            schedule()
+            return false
+        }
+        if let tell { await webhooks?.record(tell, job: finishing) }
+        // Deleted while the webhook was stored: nothing to show.
+        guard jobs[id] != nil else { return true }
+        jobs[id] = finishing
+        events.publish(.job(finishing))
+        perform(machine.endStored(finishing))
+        return true
+    }
+
+    /// In a cluster, the bytes of a job another node has claimed meanwhile are that node's:
+    /// read from the store just before they are changed.
+    func checkNotRunningElsewhere(_ id: String) async throws {
+        guard let cluster, runs[id].lease == nil, let stored = try await cluster.job(id: id), stored.state == .running else { return }
+        absorb(stored)
+        throw SluiceError(.invalidTransition, "job \(id) started on node \(stored.node ?? "another node") meanwhile: pause it first")
     }
 
     // MARK: The node's loops
@@ -370,7 +477,7 @@ extension JobScheduler {
     /// node has ends of its own to record (`recordEndedRuns`): those go first, before a rescue
     /// could take them back.
     func rescue() async {
-        guard let cluster, !isShuttingDown, storeAnswers, unrecordedRuns.isEmpty, !Task.isCancelled else { return }
+        guard let cluster, !isShuttingDown, storeAnswers, book.unrecordedRuns.isEmpty, !Task.isCancelled else { return }
         do {
             let rescued = try await cluster.rescue(staleAfter: cluster.leaseDuration)
             if !rescued.isEmpty {
@@ -387,13 +494,13 @@ extension JobScheduler {
     /// committed after the answer: again at every heartbeat for a minute, since a `COMMIT`
     /// the node gave up on may land later still. Nothing was told of them, so no webhook is.
     func removeAbandonedCreates() async {
-        for (id, since) in abandonedCreates {
+        for (id, since) in book.abandonedCreates {
             do {
                 try await repository.delete(id: id, deliveries: [])
             } catch {
                 return
             }
-            if ContinuousClock.now - since > .seconds(60) { abandonedCreates[id] = nil }
+            if ContinuousClock.now - since > .seconds(60) { book.abandonedCreates[id] = nil }
         }
     }
 
@@ -401,12 +508,12 @@ extension JobScheduler {
     /// took back meanwhile (another node has it now) is read again.
     func recordEndedRuns() async {
         guard let cluster else { return }
-        for (id, ended) in unrecordedRuns {
+        for (id, ended) in book.unrecordedRuns {
             // Deleted meanwhile (the loop awaits the store): nothing to record.
-            guard unrecordedRuns[id] != nil else { continue }
+            guard book.unrecordedRuns[id] != nil else { continue }
             do {
                 let recorded = try await cluster.finishRun(ended.job, lease: ended.lease)
-                unrecordedRuns[id] = nil
+                book.unrecordedRuns[id] = nil
                 noteControlWrite(id)
                 if !recorded {
                     leasesLostCounter.increment()

@@ -68,9 +68,10 @@ extension JobScheduler {
         noteControlWrite(job.id)
         do {
             try await repository.insert(job, idempotencyKey: idempotencyKey, request: fingerprint)
-        } catch let error as SluiceError where error.code == .storeUnavailable && cluster != nil {
-            // The answer is 503, so the job must never appear, though its row may still land.
-            abandonedCreates[job.id] = .now
+        } catch let error as SluiceError where error.code == .storeUnavailable {
+            // The answer is 503, so the job must never appear, though its row may still land
+            // (a cluster's `COMMIT` may outlive the request's budget).
+            book.abandon([job.id])
             throw error
         }
         // Stopping began while the store inserted it: it stays queued, for the next start.
@@ -145,8 +146,8 @@ extension JobScheduler {
         for job in made { noteControlWrite(job.id) }
         do {
             try await repository.insert(made)
-        } catch let error as SluiceError where error.code == .storeUnavailable && cluster != nil {
-            for job in made { abandonedCreates[job.id] = .now }
+        } catch let error as SluiceError where error.code == .storeUnavailable {
+            book.abandon(made.map(\.id))
             throw error
         }
         keepStates(dependencyStates)

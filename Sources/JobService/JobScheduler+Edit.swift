@@ -154,14 +154,6 @@ extension JobScheduler {
         }
     }
 
-    /// In a cluster, the bytes of a job another node has claimed meanwhile are that node's:
-    /// read from the store just before they are changed.
-    func checkNotRunningElsewhere(_ id: String) async throws {
-        guard let cluster, runs[id].lease == nil, let stored = try await cluster.job(id: id), stored.state == .running else { return }
-        absorb(stored)
-        throw SluiceError(.invalidTransition, "job \(id) started on node \(stored.node ?? "another node") meanwhile: pause it first")
-    }
-
     /// The job, if it may be edited: it exists and is not completed.
     private func editable(_ id: String) throws -> JobSnapshot {
         guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }

@@ -29,8 +29,8 @@ extension JobScheduler {
         }
         let updated = patch.applied(to: settings)
         if updated != settings {
-            writeCount += 1
-            settingsWritten = writeCount
+            book.writeCount += 1
+            book.settingsWritten = book.writeCount
             try await repository.saveQueueSettings(updated)
             settings = updated
             queueLimiter.setRate(updated.limitRate)
@@ -82,22 +82,22 @@ extension JobScheduler {
     func settleDependencies() {
         for candidate in jobs.withDependencies {
             guard let job = jobs[candidate.id] else { continue }
-            perform(machine.dependenciesSettled(job, state: { self.stateOf($0) }, gone: { self.goneFromStore.contains($0) }))
+            perform(machine.dependenciesSettled(job, state: { self.stateOf($0) }, gone: { self.book.goneFromStore.contains($0) }))
         }
     }
 
     /// Whether every job `after` names is known here: held, finished with its state kept, or
     /// found gone by the store.
     func dependenciesKnown(_ after: [String]) -> Bool {
-        after.allSatisfy { stateOf($0) != nil || goneFromStore.contains($0) }
+        after.allSatisfy { stateOf($0) != nil || book.goneFromStore.contains($0) }
     }
 
     /// Asks the store, behind this actor, for the states of those of `ids` this node knows
     /// nothing of; schedules again with the answers. One with no row is gone.
     func askStore(about ids: [String]) {
-        let unknown = ids.filter { stateOf($0) == nil && !goneFromStore.contains($0) && !askingStoreAbout.contains($0) }
+        let unknown = ids.filter { stateOf($0) == nil && !book.goneFromStore.contains($0) && !book.askingStoreAbout.contains($0) }
         guard !unknown.isEmpty, storeAnswers else { return }
-        askingStoreAbout.formUnion(unknown)
+        book.askingStoreAbout.formUnion(unknown)
         Task {
             // A budget of its own, not the request's that asked (spent, it would fail at once).
             let read = await StoreCallBudget.$current.withValue(StoreCallBudget(configuration.storeBudget)) {
@@ -109,7 +109,7 @@ extension JobScheduler {
                     return false
                 }
             }
-            self.askingStoreAbout.subtract(unknown)
+            self.book.askingStoreAbout.subtract(unknown)
             // Read: the queue looks again. Not read: the next read of the change feed asks again.
             if read { self.schedule() }
         }
@@ -170,15 +170,10 @@ extension JobScheduler {
     func letGoIfFinished(_ id: String) {
         // Once its state is stored (until then the store would show it live), and once no
         // command holds it.
-        guard let job = jobs[id], machine.letGo(job, stored: unrecordedRuns[id] == nil && !writes.isPending(id)) else { return }
+        guard let job = jobs[id], machine.letGo(job, stored: book.unrecordedRuns[id] == nil && !writes.isPending(id)) else { return }
         if jobs.isWaitedFor(id) { finishedDependencies[id] = job.state }
         jobs.evict(id)
-        if cluster != nil {
-            // Its end stored by this node: counted until a read of the store has seen it, and
-            // shown already (the read brings the row again).
-            if !absorbingRead { storedCounts.letGo(id, state: job.state) }
-            shownEnds.shown(job)
-        }
+        book.letGo(job)
         forgetFinishedDependencies(of: job)
     }
 
@@ -186,9 +181,9 @@ extension JobScheduler {
     /// states are not needed (a new `after` reads them from the store again).
     func forgetFinishedDependencies(of job: JobSnapshot) {
         for dependency in job.after
-        where (finishedDependencies[dependency] != nil || goneFromStore.contains(dependency)) && !jobs.isWaitedFor(dependency) {
+        where (finishedDependencies[dependency] != nil || book.goneFromStore.contains(dependency)) && !jobs.isWaitedFor(dependency) {
             finishedDependencies[dependency] = nil
-            goneFromStore.remove(dependency)
+            book.goneFromStore.remove(dependency)
         }
     }
 
@@ -221,10 +216,10 @@ extension JobScheduler {
         var known = true
         for dependency in ids where stateOf(dependency) == nil {
             guard let stored = try await repository.job(id: dependency) else {
-                goneFromStore.insert(dependency)
+                book.goneFromStore.insert(dependency)
                 continue
             }
-            goneFromStore.remove(dependency)
+            book.goneFromStore.remove(dependency)
             // Held meanwhile: the table has it.
             guard stateOf(dependency) == nil else { continue }
             finishedDependencies[dependency] = stored.state

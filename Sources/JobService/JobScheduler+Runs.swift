@@ -82,14 +82,6 @@ extension JobScheduler {
         machine.started(Run(task: task, generation: current, download: download), id: id)
     }
 
-    /// Where a run saves its checkpoints: fenced by its lease in a cluster.
-    func checkpointStore(id: String, lease: Lease?) -> any CheckpointStore {
-        guard let cluster, let lease else { return JobCheckpointStore(repository: repository, id: id, writer: checkpointWriter) }
-        return FencedCheckpointStore(store: cluster, writer: checkpointWriter, lease: lease) { [weak self] in
-            await self?.leaseLost(id: id, epoch: lease.epoch)
-        }
-    }
-
     func progressed(id: String, generation: Int, _ progress: DownloadProgress) {
         let take = machine.progressed(id: id, generation: generation, now: .now)
         guard take != .ignore, var job = jobs[id], job.state == .running else { return }
@@ -149,57 +141,12 @@ extension JobScheduler {
         if endedJob.state == .completed, job.state != .completed, endedJob.bytesDone > job.bytesDone {
             bytesDownloaded.increment(by: endedJob.bytesDone - job.bytesDone)
         }
-        // A single node records behind at once; a cluster node writes under its lease first.
-        guard case .finishRun(let finishing, let lease, let tell)? = actions.first, let cluster else {
+        // Recorded behind at once, unless the machine says to write it under a lease first.
+        guard case .finishRun(let finishing, let lease, let tell)? = actions.first else {
             perform(actions)
             return true
         }
-        unsavedProgress[id] = nil
-        noteControlWrite(id)
-        let before = jobs[id]
-        // A delete that comes while the store is asked finds the run `recording`, waits
-        // for it, and removes a placed file itself.
-        do {
-            // Awaited: this actor answers meanwhile.
-            let recorded = try await cluster.finishRun(finishing, lease: lease)
-            // A read of the change feed that began during the wait is older than this.
-            noteControlWrite(id)
-            // Deleted meanwhile: nothing to record or show.
-            guard jobs[id] != nil else { return true }
-            guard recorded else {
-                // Taken back meanwhile: the outcome is another node's to record.
-                leasesLostCounter.increment()
-                try? await refresh(id)
-                schedule()
-                return true
-            }
-        } catch {
-            // Shown ended here, recorded by the heartbeat once the store answers (or
-            // found taken back then, when the outage outlasted the lease).
-            logger.warning("job \(id) ended while the store cannot record it; recorded once it answers: \(error)")
-            unrecordedRuns[id] = (finishing, lease)
-        }
-        // Deleted while the store was asked: nothing to show.
-        guard let now = jobs[id] else { return true }
-        // Paused, resumed or edited meanwhile: the store holds what won; read it.
-        if now != before, unrecordedRuns[id] == nil {
-            try? await refresh(id)
-            schedule()
-            return true
-        }
-        if unrecordedRuns[id] != nil {
-            jobs[id] = finishing
-            events.publish(.job(finishing))
-            schedule()
-            return false
-        }
-        if let tell { await webhooks?.record(tell, job: finishing) }
-        // Deleted while the webhook was stored: nothing to show.
-        guard jobs[id] != nil else { return true }
-        jobs[id] = finishing
-        events.publish(.job(finishing))
-        perform(machine.endStored(finishing))
-        return true
+        return await finishRun(finishing, lease: lease, tell: tell)
     }
 
     /// What the log says of a run's end, in the words a person reads (issue 36): the

@@ -79,6 +79,8 @@ public actor JobScheduler {
     var machine: JobMachine<Run>
     /// How this node comes to run a job (its queue's own starts, or claims under leases).
     var claiming: Claiming { machine.claiming }
+    /// `Claiming.knowsEveryFinishedJob`, for reads off this actor.
+    nonisolated let knowsEveryFinishedJob: Bool
     public nonisolated let nodeName: String
     let startedAt = Date()
     let client: Fetcher
@@ -123,10 +125,6 @@ public actor JobScheduler {
     /// The states of finished jobs that live jobs name in `after`, once they have left the
     /// table (a single node holds live jobs only).
     var finishedDependencies: [String: JobState] = [:]
-    /// Jobs others wait for that the store had no row of when a cluster node asked (gone),
-    /// and those it is being asked about (`askStore(about:)`).
-    var goneFromStore: Set<String> = []
-    var askingStoreAbout: Set<String> = []
     /// Set while a bulk action runs, so that a slot one job frees is not given to a job the
     /// same action is about to stop; the action schedules once at its end.
     /// (A count: bulk actions may overlap now that their store calls are awaited.)
@@ -145,41 +143,8 @@ public actor JobScheduler {
     /// Wakes the scheduler when the earliest waiting job may start again.
     var wakeUp: Task<Void, Never>?
 
-    // A cluster node's runs: the progress still to store, and where the reading of other
-    // nodes' changes stands.
-    /// Progress of runs not yet stored: the latest per job, written by the progress loop.
-    var unsavedProgress: [String: (job: JobSnapshot, lease: Lease)] = [:]
-    /// Runs that ended while the store could not record it: shown ended, recorded (or found
-    /// taken back) once the store answers again.
-    var unrecordedRuns: [String: (job: JobSnapshot, lease: Lease)] = [:]
-    /// A cluster node's creates answered 503 whose insert may commit all the same (its
-    /// `COMMIT` outlived the request's budget), by when they were given up: never absorbed,
-    /// and removed from the store by the heartbeat for a minute (`removeAbandonedCreates`).
-    var abandonedCreates: [String: ContinuousClock.Instant] = [:]
-    /// Counts this node's control writes; `controlWrites[id]` is the count at the job's last
-    /// one. A read of the store that began before it is older than this node's copy.
-    var writeCount = 0
-    var controlWrites: [String: Int] = [:]
-    /// The count at this node's last write of the queue's settings.
-    var settingsWritten = 0
-    /// This node's own changes to the finished jobs it counts as the store's, until a read of
-    /// the change feed has seen them (`StoredFinishedCounts`); and whether a read is being
-    /// absorbed (what it lets go, it has seen).
-    var storedCounts = StoredFinishedCounts()
-    /// What event streams were last shown of jobs this node no longer holds (finished, or
-    /// removed), for the change feed's overlap: a row or a removal read again is not shown
-    /// again (`ShownEnds`).
-    var shownEnds = ShownEnds()
-    var absorbingRead = false
-    /// Whether a read of the change feed is under way, and whether another was asked for
-    /// meanwhile (a full one, if any ask was).
-    var synchronizing = false
-    var syncAgain = false
-    var syncAgainFull = false
-    /// Jobs this node wrote while a read of the change feed was under way: read again, one
-    /// by one, at the next read.
-    var toRecheck: Set<String> = []
-    var cursor: ClusterCursor?
+    /// What a cluster node keeps beside its jobs (`ClusterBook`): nothing on a single node.
+    var book: ClusterBook
     let claimsCounter: Counter
     let leasesLostCounter: Counter
     let rescuedCounter: Counter
@@ -212,6 +177,8 @@ public actor JobScheduler {
         self.writes = JobWrites(repository: repository)
         self.cluster = cluster
         self.machine = JobMachine(claiming: cluster == nil ? .own : .leased)
+        self.book = ClusterBook(keeps: cluster != nil)
+        self.knowsEveryFinishedJob = machine.claiming.knowsEveryFinishedJob
         self.nodeName = cluster?.nodeName ?? configuration.nodeName
         self.client = client
         self.engine = engine ?? FetcherEngine(client: client)
@@ -295,7 +262,8 @@ public actor JobScheduler {
     /// A finished job the node left to its store, read from there; nil when the store has
     /// none. (A cluster node may not have heard of a job another node finished yet: it asks.)
     nonisolated func storedFinishedJob(_ id: String) async throws -> JobSnapshot? {
-        guard cluster != nil || jobs.storedOnly(in: JobState.finished) > 0, let job = try await repository.job(id: id), !job.state.isLive
+        guard !knowsEveryFinishedJob || jobs.storedOnly(in: JobState.finished) > 0, let job = try await repository.job(id: id),
+            !job.state.isLive
         else { return nil }
         return job
     }
@@ -567,14 +535,12 @@ public actor JobScheduler {
         // Who waited for it, read before it goes.
         let dependents = waiting(for: id).compactMap { jobs[$0] }
         jobs[id] = nil
-        if cluster != nil, !job.state.isLive { storedCounts.removed(id, state: job.state) }
-        unrecordedRuns[id] = nil
+        book.removed(id, state: job.state)
         // A deleted job is no dependency any more (a new `after` naming it is refused), and
         // the finished ones it waited for may be waited for by nobody now.
         finishedDependencies[id] = nil
         forgetFinishedDependencies(of: job)
         if shown { events.publish(.removed(id: id)) }
-        if cluster != nil { shownEnds.removed(id) }
         // Its run (stopped, to wait for), lease, limiter and the rest go together; its
         // dependents forget it or fail.
         let (pending, actions) = machine.deleted(job, dependents: dependents)
@@ -614,8 +580,7 @@ public actor JobScheduler {
         await StoreCallBudget.$current.withValue(StoreCallBudget(.seconds(2))) {
             for id in jobs.orderedIDs where writes.isPending(id) { try? await writes.stored(id) }
         }
-        // A cluster node's stopped runs gave their jobs back to the queue for the others.
-        await cluster?.close(removingNode: true)
+        await leaveCluster()
     }
 
     /// A job's webhook deliveries, oldest first.
@@ -687,39 +652,6 @@ public actor JobScheduler {
         return job
     }
 
-    /// `JobAction.controlWrite`: a command's change written first, while the store still
-    /// holds `expected`, with this node's change of the job that was still queued. Throws
-    /// when the store cannot write (nothing changed; the queued change goes back to be
-    /// written behind) or another node changed the job first (409, read back). False when
-    /// the job moved on here while the store was asked.
-    private func controlWrite(_ job: JobSnapshot, expected: JobState, with queued: JobWrites.Write?) async throws -> Bool {
-        guard let cluster else { return true }
-        let id = job.id
-        let seen = jobs[id]?.state
-        noteControlWrite(id)
-        let written: Bool
-        do {
-            written = try await cluster.update(job, expectedState: expected)
-            if written, let deliveries = queued?.deliveries, !deliveries.isEmpty {
-                try await cluster.saveDeliveries(deliveries)
-                webhooks?.stored(deliveries)
-            }
-        } catch {
-            // Nothing changed: the queued change goes back to be written behind.
-            if let queued { writes.put(queued.job, expected: queued.expected, deliveries: queued.deliveries) }
-            throw error
-        }
-        guard written else {
-            try await refresh(id)
-            throw SluiceError(
-                .invalidTransition,
-                "job \(id) changed on another node meanwhile (it is \(jobs[id]?.state.rawValue ?? "gone") now); try again"
-            )
-        }
-        noteControlWrite(id)
-        return jobs[id]?.state == seen
-    }
-
     /// Runs the scheduler's own event through the state machine and acts on its answer,
     /// without scheduling (it is called while scheduling). The change is stored behind; in a
     /// cluster only while the stored job is still in the state this node saw (else it is
@@ -767,7 +699,7 @@ public actor JobScheduler {
             case .keep(let job):
                 jobs[job.id] = job
             case .shownEnd(let job):
-                shownEnds.shown(job)
+                book.shownEnds.shown(job)
             case .start(let job, let claim):
                 startDownload(job, claim: claim)
             case .setRate(let id, let rate):

@@ -34,7 +34,7 @@ import Testing
                     #expect(try await scheduler.job(id: ids[0])?.state == .completed)
                     #expect(scheduler.countsByState()[.completed] == ids.count)
                     try await scheduler.delete(id: ids[0], deleteFile: true)
-                    #expect(await scheduler.controlWrites.isEmpty, "a single node records control writes")
+                    #expect(await scheduler.book.controlWrites.isEmpty, "a single node records control writes")
                     // No run, limiter, retry count or progress clock kept for a finished job.
                     #expect(await scheduler.hasNoRuns, "a finished job's runtime stays")
                 }
