@@ -50,8 +50,21 @@ let package = Package(
         .target(name: "SluiceCore", swiftSettings: swiftSettings),
         // The C library's structs (`stat`, `statvfs`, `addrinfo`) as Swift values, in a module
         // that sees no other C module, so their members cannot be attributed to SwiftNIO's
-        // C shims (which made clean builds fail under member import visibility).
+        // C shims (which made clean builds fail under member import visibility); the system
+        // calls around them (the open-file limit, thread priority); and the C library itself,
+        // re-exported, so another module's file imports SluiceSystem rather than Glibc.
         .target(name: "SluiceSystem", dependencies: ["SluiceCore"], swiftSettings: swiftSettings),
+        // What outgoing TLS trusts (the system store, `SSL_CERT_FILE`, `--ca-file`, a client
+        // certificate): shared by the engine's fetches and the PostgreSQL store's connections.
+        .target(
+            name: "SluiceTLS",
+            dependencies: [
+                "SluiceCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // What every module that answers HTTP shares: errors as JSON bodies with a status.
         .target(
             name: "SluiceHTTP",
@@ -62,6 +75,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The built-in origin: `/files` and `/testdata` with RFC 9110 ranges and preconditions,
+        // its `sendfile` fast path on the event loop.
         .target(
             name: "RangeOrigin",
             dependencies: [
@@ -82,11 +97,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The data plane: probing, segment fetches, positional writes, checkpoints and
+        // placement, one stream of events per download. It knows nothing of jobs or stores.
         .target(
             name: "DownloadEngine",
             dependencies: [
                 "SluiceCore",
                 "SluiceSystem",
+                "SluiceTLS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -121,23 +139,26 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The single node's store: jobs, checkpoints and named tokens in SQLite (GRDB).
         .target(
             name: "JobStore",
             dependencies: [
                 "SluiceCore",
+                "SluiceSystem",
                 "JobService",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
         // The cluster's store: jobs, claims, leases and node heartbeats in PostgreSQL, for
-        // several `sluice serve` nodes sharing one database.
+        // several `sluice serve` nodes sharing one database. Like the SQLite store, it does
+        // not know the engine (its TLS trust is SluiceTLS's).
         .target(
             name: "PostgresStore",
             dependencies: [
                 "SluiceCore",
                 "JobService",
-                "DownloadEngine",
+                "SluiceTLS",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -154,15 +175,15 @@ let package = Package(
         .target(name: "PublicFiles", swiftSettings: swiftSettings, plugins: ["EmbedPublicPlugin"]),
         // aria2's JSON-RPC as values: GIDs, options, download shapes, calls and answers.
         .target(name: "Aria2RPC", dependencies: ["SluiceCore"], swiftSettings: swiftSettings),
-        // The HTTP API over any `JobService`: routes, middleware, the server's pipeline.
-        // It knows neither the engine nor the store.
+        // The HTTP API over any `JobService`: routes, middleware, the server's pipeline, and
+        // the part of the configuration they read (`APIConfiguration`). It knows neither the
+        // engine nor the stores (a test reads this list: `PackageEdgesTests`).
         .target(
             name: "SluiceAPI",
             dependencies: [
                 "SluiceCore",
                 "Aria2RPC",
                 "PublicFiles",
-                "DownloadEngine",
                 "SluiceHTTP",
                 "JobService",
                 "RangeOrigin",
@@ -185,12 +206,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The composition root: the engine, the SQLite store, the scheduler and the API
-        // put together into the service `sluice serve` runs.
+        // The composition root: the service's configuration, and the engine, the store
+        // (SQLite or PostgreSQL), the scheduler and the API put together into the service
+        // `sluice serve` runs.
         .target(
             name: "SluiceServer",
             dependencies: [
                 "SluiceCore",
+                "SluiceTLS",
                 "DownloadEngine",
                 "JobService",
                 "JobStore",
@@ -208,11 +231,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The executable: `serve`, `get`, `healthcheck`, `token`, and the client of a running
+        // service.
         .executableTarget(
             name: "sluice",
             dependencies: [
                 "SluiceCore",
                 "SluiceSystem",
+                "SluiceTLS",
                 "DownloadEngine",
                 "SluiceAPI",
                 "SluiceServer",
@@ -227,10 +253,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What the tests share: servers on `127.0.0.1:0`, raw sockets, child processes, clocks.
         .target(
             name: "SluiceTestSupport",
             dependencies: [
                 "SluiceCore",
+                "SluiceSystem",
                 "RangeOrigin",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -290,7 +318,7 @@ let package = Package(
             name: "SluiceAPITests",
             dependencies: [
                 "SluiceAPI", "SluiceServer", "JobStore", "JobService", "DownloadEngine", "RangeOrigin", "SluiceTestSupport",
-                "SluiceCore",
+                "SluiceCore", "SluiceSystem",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -5,6 +5,7 @@ public import Logging
 public import NIOCore
 import NIOPosix
 public import SluiceCore
+public import SluiceTLS
 import SluiceSystem
 import Synchronization
 import NIOHTTP1

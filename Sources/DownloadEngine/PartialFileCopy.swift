@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import SluiceSystem
 
 /// Copies what a checkpoint vouches for from one partial file into a new one (a new inode),
 /// for a run that takes over another run's bytes without sharing its file.

@@ -1,4 +1,4 @@
-public import DownloadEngine
+public import SluiceTLS
 import Foundation
 public import Logging
 public import SluiceCore

@@ -1,7 +1,7 @@
 public import Foundation
 public import JobService
 public import Logging
-public import DownloadEngine
+public import SluiceTLS
 import NIOCore
 import PostgresNIO
 public import SluiceCore

@@ -1,4 +1,4 @@
-import DownloadEngine
+import SluiceTLS
 import NIOSSL
 import PostgresNIO
 import SluiceCore

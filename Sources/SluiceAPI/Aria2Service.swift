@@ -13,7 +13,7 @@ public struct Aria2Service: Sendable {
 
     /// - Parameter shutdown: what `aria2.shutdown` calls when `--rpc-allow-shutdown` lets it.
     public init(
-        jobs: any JobService, configuration: ServiceConfiguration, tokens: TokenRegistry, shutdown: RPCShutdown = RPCShutdown()
+        jobs: any JobService, configuration: APIConfiguration, tokens: TokenRegistry, shutdown: RPCShutdown = RPCShutdown()
     ) {
         methods = Aria2Methods(
             jobs: jobs, documents: URL(fileURLWithPath: configuration.documentsDirectory).standardizedFileURL.path, tokens: tokens,

@@ -22,7 +22,7 @@ let serverName = "sluice"
 /// With `certificate`, every route is served over TLS (HTTP/2 or HTTP/1.1 by ALPN) and the
 /// URL is `https://`; the origin's `sendfile` fast path is for plain connections only.
 public func buildApplication(
-    configuration: ServiceConfiguration, routes: RouterResponder<SluiceRequestContext>, origin: RangeOrigin,
+    configuration: APIConfiguration, routes: RouterResponder<SluiceRequestContext>, origin: RangeOrigin,
     metrics: PrometheusMetricsFactory, logger: Logger, certificate: ServerCertificate? = nil, storeHealth: StoreHealth? = nil,
     aria2: Aria2Service? = nil, onListening: @escaping @Sendable (String) async -> Void = { _ in }
 ) throws -> some Service {
@@ -117,7 +117,7 @@ public func buildApplication(
 /// JSON bodies; security headers; the browser guard (Host, Origin) before the token check,
 /// which decides on the route the router chose.
 public func buildRouter(
-    configuration: ServiceConfiguration, jobs: any JobService, origin: RangeOrigin,
+    configuration: APIConfiguration, jobs: any JobService, origin: RangeOrigin,
     registry: PrometheusCollectorRegistry, metrics: PrometheusMetricsFactory, logger: Logger, storeHealth: StoreHealth? = nil,
     tokens: TokenRegistry? = nil, aria2: Aria2Service? = nil
 ) throws -> Router<SluiceRequestContext> {

@@ -1,5 +1,4 @@
 import Crypto
-import DownloadEngine
 public import Foundation
 public import SluiceCore
 

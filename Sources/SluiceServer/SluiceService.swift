@@ -1,4 +1,5 @@
 import DownloadEngine
+import SluiceTLS
 import Foundation
 public import Hummingbird
 public import JobService
@@ -145,14 +146,15 @@ public func buildService(
     )
     let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
     let shutdown = RPCShutdown()
-    let aria2 = Aria2Service(jobs: scheduler, configuration: configuration, tokens: tokens, shutdown: shutdown)
+    let api = configuration.api
+    let aria2 = Aria2Service(jobs: scheduler, configuration: api, tokens: tokens, shutdown: shutdown)
     let router = try buildRouter(
-        configuration: configuration, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger,
+        configuration: api, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger,
         storeHealth: storeHealth, tokens: tokens, aria2: aria2
     )
     let routes = router.buildResponder()
     let application = try buildApplication(
-        configuration: configuration, routes: routes, origin: origin, metrics: metrics, logger: logger,
+        configuration: api, routes: routes, origin: origin, metrics: metrics, logger: logger,
         certificate: certificate, storeHealth: storeHealth, aria2: aria2, onListening: onListening
     )
     return SluiceService(

@@ -1,4 +1,4 @@
-import DownloadEngine
+import SluiceTLS
 import Foundation
 import JobStore
 public import Logging

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// What `stat` says about a file, as Swift values. The C struct stays inside this module,
 /// which sees no module but the C library: in a module that also sees SwiftNIO's C shims,
 /// the compiler can attribute `struct stat`'s members to those shims, and a build with

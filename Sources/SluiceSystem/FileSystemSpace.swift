@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// What `statvfs` says about the file system holding an open file.
 public struct FileSystemSpace: Equatable, Sendable {
     public var blockSize: UInt64

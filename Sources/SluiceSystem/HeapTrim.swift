@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Hands the heap's free memory back to the system (glibc's `malloc_trim`): after a burst
 /// of allocations that are freed (a start loading every stored job), the process's
 /// resident size otherwise stays at the burst's peak. A no-op where there is no glibc.

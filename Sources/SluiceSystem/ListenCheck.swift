@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Whether `serve` could listen on its address, asked before anything starts: a port in use
 /// is told at once, with the port and what to do, instead of a library's bind error after
 /// the job service had started (issue 36). The socket is bound with `SO_REUSEADDR`, as the

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Opens a file named under a root directory one component at a time, each relative to the
 /// directory already open (`openat` with `O_NOFOLLOW`). No path is resolved twice, so a
 /// directory swapped for a symlink between a check and the open cannot lead out of the root,

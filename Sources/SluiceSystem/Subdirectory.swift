@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A sub-directory of a root (aria2's `dir` under the documents), walked one component at
 /// a time: every component that exists must resolve, symlinks followed, to a directory
 /// inside the root. Creating, each missing one is made before the next is looked at, so

@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 public import SluiceCore
 
 /// The system resolver (`getaddrinfo`), which blocks: call it off the cooperative pool.

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The scheduling priority of the calling thread.
 public enum ThreadPriority {
     /// Gives the calling thread the nice value `value` (on Linux, `setpriority` with

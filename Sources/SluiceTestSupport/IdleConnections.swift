@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import SluiceSystem
 import Foundation
 
 /// Plain TCP connections to a local port, held open and idle (or with half a request

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import SluiceSystem
 
 /// A TCP socket connected to 127.0.0.1:`port`, for tests that drive a server byte by byte.
 /// `configure` runs before `connect` (socket options such as a small receive buffer).

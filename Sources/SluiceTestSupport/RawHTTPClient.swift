@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import SluiceSystem
 import Foundation
 
 /// One HTTP/1.1 exchange over a plain socket, with the request sent byte for byte as

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import SluiceSystem
 import Foundation
 
 /// The smallest WebSocket client (RFC 6455) a test needs: the upgrade, text frames out

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SluiceSystem
 
 extension ChildProcess {
     /// `sluice serve --port 0 --data DATA ARGUMENTS` for the duration of `body`, which gets

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import SluiceSystem
 
 /// A TCP port on 127.0.0.1 that takes connections (the kernel completes them into its
 /// backlog) and never answers a byte: a webhook receiver that hangs every call until the

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import SluiceSystem
 import Foundation
 
 /// A small tmpfs for the data directory, where this machine lets tests mount one.

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import SluiceSystem
 import Foundation
 
 /// A client that sends one request, reads the answer up to `until`, then reads nothing more

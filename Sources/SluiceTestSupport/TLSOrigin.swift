@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import SluiceSystem
 import Foundation
 
 /// `sluice serve --tls-cert` as an HTTPS origin for tests: its `/testdata` with every fault,

@@ -1,9 +1,7 @@
 import ArgumentParser
 import Foundation
 import SluiceCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import SluiceSystem
 
 /// The client's and `get`'s variables (`serve`'s are read through `ServeSettings`).
 enum Environment {

@@ -4,6 +4,7 @@ import Configuration
 import Foundation
 import SluiceServer
 import DownloadEngine
+import SluiceTLS
 import NIOHTTP1
 import NIOCore
 import SluiceCore

@@ -5,6 +5,7 @@ import SluiceAPI
 import SluiceServer
 import SluiceCore
 import DownloadEngine
+import SluiceTLS
 import Configuration
 import Foundation
 import NIOCore

@@ -111,7 +111,7 @@ import NIOHTTP1
             empty.originRoot = directory.path
             #expect(throws: SluiceError.self) {
                 _ = try buildApplication(
-                    configuration: empty, routes: service.routes, origin: try RangeOrigin(root: directory.path),
+                    configuration: empty.api, routes: service.routes, origin: try RangeOrigin(root: directory.path),
                     metrics: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()), logger: Logger(label: "test")
                 )
             }

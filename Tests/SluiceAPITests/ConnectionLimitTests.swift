@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import SluiceAPI
 import SluiceCore
+import SluiceSystem
 import SluiceTestSupport
 import Testing
 import NIOHTTP1

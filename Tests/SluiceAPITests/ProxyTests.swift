@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import SluiceAPI
+import SluiceServer
 import SluiceCore
 import SluiceTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import SluiceAPI
+import SluiceServer
 import SluiceTestSupport
 import Testing
 

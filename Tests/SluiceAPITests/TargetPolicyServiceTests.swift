@@ -1,5 +1,6 @@
 import Foundation
 import SluiceAPI
+import SluiceServer
 import SluiceCore
 import SluiceTestSupport
 import Testing

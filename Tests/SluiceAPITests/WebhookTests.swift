@@ -4,6 +4,7 @@ import JobService
 import JobStore
 import NIOHTTP1
 import SluiceAPI
+import SluiceServer
 import SluiceCore
 import SluiceTestSupport
 import Testing

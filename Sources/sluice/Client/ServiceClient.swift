@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import DownloadEngine
+import SluiceTLS
 import Foundation
 import NIOCore
 import NIOHTTP1

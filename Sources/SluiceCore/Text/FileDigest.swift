@@ -1,7 +1,4 @@
-import Crypto
-import SluiceCore
-
-/// Digests as lowercase hex.
+/// Digests as lowercase hex: a file's SHA-256, a stored token's.
 public enum FileDigest {
     /// A `SHA256.Digest`, or the bytes of one a server announced.
     public static func hex(_ digest: some Sequence<UInt8>) -> String {

@@ -1,9 +1,10 @@
-public import SluiceCore
 import Foundation
 import JobService
+public import SluiceAPI
+public import SluiceCore
 
 /// Everything `sluice serve` is configured with, already resolved from flags, the
-/// environment and defaults.
+/// environment and defaults. The HTTP API receives its part of it (`api`).
 public struct ServiceConfiguration: Sendable {
     public var host: String
     public var port: Int
@@ -23,7 +24,7 @@ public struct ServiceConfiguration: Sendable {
     /// the bind address: allowed on a loopback bind, refused on any other (docs/security.md,
     /// "Targets").
     public var allowPrivateNetworks: Bool?
-    /// `Host` names answered besides loopback ones; nil: see `hostCheck`.
+    /// `Host` names answered besides loopback ones; nil: see `APIConfiguration.hostCheck`.
     public var allowedHosts: [String]?
     /// Other sites' origins (`http://ariang.example:6880`) whose pages may call `/jsonrpc`
     /// (`--allowed-origins`): CORS for them, and their `Origin` passes the cross-site check.
@@ -111,27 +112,23 @@ public struct ServiceConfiguration: Sendable {
         TargetPolicy(allowsPrivateNetworks: allowPrivateNetworks ?? isLoopbackBind)
     }
 
-    /// The `Host` names answered besides loopback ones, or nil when any is: the list when
-    /// one is given, whatever the bind; none on a loopback bind without a token (DNS
-    /// rebinding could otherwise reach an open API).
-    public var hostCheck: Set<String>? {
-        if let allowedHosts {
-            return Set(allowedHosts.compactMap { HostName(authority: $0)?.host })
-        }
-        return token == nil && isLoopbackBind ? [] : nil
-    }
-
     /// The SQLite job store of a single node (the named tokens are in it too).
     public var sqlitePath: String { dataDirectory + "/sluice.sqlite" }
 
     /// The token as the checks compare it; nil without one. An empty token is refused,
-    /// never taken for none: every part of the service that checks the token asks here.
+    /// never taken for none (`APIConfiguration.tokenDigest()`).
     public func tokenDigest() throws -> TokenDigest? {
-        guard let token else { return nil }
-        guard let digest = TokenDigest(token) else {
-            throw SluiceError(.invalidField, "the token is empty: give a real token or none")
-        }
-        return digest
+        try api.tokenDigest()
+    }
+
+    /// What the HTTP API reads of this configuration.
+    public var api: APIConfiguration {
+        APIConfiguration(
+            host: host, port: port, token: token, isLoopbackBind: isLoopbackBind, allowedHosts: allowedHosts,
+            allowedOrigins: allowedOrigins, rpcAllowShutdown: rpcAllowShutdown, documentsDirectory: documentsDirectory,
+            publicDirectory: publicDirectory, maxConnections: maxConnections, requestHeadTimeout: requestHeadTimeout,
+            requestBodyTimeout: requestBodyTimeout, idleTimeout: idleTimeout, storeBudget: storeBudget
+        )
     }
 
     /// Throws when the configuration cannot be served: an empty token, or a `--webhook` that

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The process's open-file limit. Every connection is a descriptor, so the soft limit
 /// (often 1024) would cap connections long before `--max-connections` does.
 public enum OpenFileLimit {
