@@ -86,7 +86,8 @@ public final class Download: Sendable {
         if let placed = try await placedByPreviousRun(stored) { return placed }
         let file = try PartialFile(path: target.partialPath)
         var checkpoint = try verifiedCheckpoint(stored, for: file)
-        state.setCheckpointedBytes(stored?.writtenBytes)
+        // What the file still holds of it: a pause before the next save takes no more.
+        state.setCheckpointedBytes(checkpoint?.writtenBytes)
         var restarts = RetryMachine(policy: options.retry)
         while true {
             do {

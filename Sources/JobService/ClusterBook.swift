@@ -49,6 +49,9 @@ struct ClusterBook {
     var toRecheck: Set<String> = []
     var cursor: ClusterCursor?
 
+    /// Whether this node's last heartbeat was answered: the rescue waits for one.
+    var heartbeatAnswered = false
+
     init(keeps: Bool) { self.keeps = keeps }
 
     /// This node just wrote the job's control fields: a read of the store that began

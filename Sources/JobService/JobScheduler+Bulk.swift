@@ -8,13 +8,22 @@ extension JobScheduler {
     /// Pauses every selected job that a pause changes; returns those, as they are now. Named
     /// jobs must all exist, or nothing changes.
     public func pauseAll(_ selection: JobSelection) async throws -> [JobSnapshot] {
-        let paused = try await holdingSchedule { try await bulk(selection) { $0.pauseRequested() } }
-        defer { letGoFinished(selection) }
         // As for one job: the answer waits for the runs to stop, their checkpoints stored; a
-        // job's state and the bytes its run leaves are one write.
-        writes.hold(paused.map(\.id))
+        // job's state and the bytes its run leaves are one write (held from the pause on).
+        var held: [String] = []
+        defer { writes.release(held) }
+        let paused = try await holdingSchedule {
+            try await bulk(
+                selection,
+                holding: { ids in
+                    held = ids
+                    writes.hold(ids)
+                }
+            ) { $0.pauseRequested() }
+        }
+        defer { letGoFinished(selection) }
         await settle(paused.map(\.id))
-        writes.release(paused.map(\.id))
+        writes.release(held)
         await stored(paused.map(\.id))
         // A run that placed its file meanwhile may have let its job go: the store has it.
         var answer: [JobSnapshot] = []
@@ -162,9 +171,12 @@ extension JobScheduler {
         for job in jobs.jobs(in: JobState.finished) { letGoIfFinished(job.id) }
     }
 
-    private func bulk(_ selection: JobSelection, _ event: (inout JobLifecycle) -> JobLifecycle.Action) async throws -> [JobSnapshot] {
+    private func bulk(
+        _ selection: JobSelection, holding: ([String]) -> Void = { _ in }, _ event: (inout JobLifecycle) -> JobLifecycle.Action
+    ) async throws -> [JobSnapshot] {
         var changed: [JobSnapshot] = []
         let ids = try await selected(selection)
+        holding(ids)
         do {
             for id in ids {
                 guard let before = jobs[id] else { continue }

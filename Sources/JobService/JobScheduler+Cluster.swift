@@ -71,10 +71,6 @@ extension JobScheduler {
         }
     }
 
-    /// Whether the store answered recently (`StoreHealth`): background store work waits
-    /// while it does not.
-    nonisolated var storeAnswers: Bool { storeHealth?.isAvailable ?? true }
-
     /// Records that this node just wrote the job's control fields: a read of the store that
     /// began earlier must not take them back.
     func noteControlWrite(_ id: String) {
@@ -466,18 +462,21 @@ extension JobScheduler {
         let held = runs.leases
         do {
             let lost = try await cluster.heartbeat(running: held)
+            book.heartbeatAnswered = true
             for id in lost { if let lease = runs[id].lease, held.contains(lease) { await leaseLost(id: id, epoch: lease.epoch) } }
         } catch {
+            book.heartbeatAnswered = false
             logger.warning("heartbeat failed: \(error)")
         }
         await removeAbandonedCreates()
     }
 
-    /// The rescue of other nodes' expired leases, if this node wins the lock. Not while this
-    /// node has ends of its own to record (`recordEndedRuns`): those go first, before a rescue
-    /// could take them back.
+    /// The rescue of other nodes' expired leases, if this node wins the lock. Only after this
+    /// node's own last heartbeat was answered, and not while it has ends of its own to record
+    /// (`recordEndedRuns`): those go first, before a rescue could take them back.
     func rescue() async {
-        guard let cluster, !isShuttingDown, storeAnswers, book.unrecordedRuns.isEmpty, !Task.isCancelled else { return }
+        guard let cluster, !isShuttingDown, storeAnswers, book.heartbeatAnswered, book.unrecordedRuns.isEmpty, !Task.isCancelled
+        else { return }
         do {
             let rescued = try await cluster.rescue(staleAfter: cluster.leaseDuration)
             if !rescued.isEmpty {

@@ -108,9 +108,10 @@ public final class JobWrites: Sendable {
 
     /// Keeps the changes of `ids` here until `release`, merged into one write each: a pause's
     /// state and the bytes its stopped run leaves go together. Someone waiting for one of
-    /// them to be stored (`stored(_:)`) ends its hold.
+    /// them to be stored (`stored(_:)`) ends its hold, and a job someone already waits for is not held.
     func hold(_ ids: [String]) {
-        state.withLock { $0.held.formUnion(ids) }
+        // Not a job someone already waits for: its wait would outlast its budget.
+        state.withLock { state in state.held.formUnion(ids.filter { state.waiters[$0]?.isEmpty ?? true }) }
     }
 
     /// Writes what `hold` kept.
@@ -160,10 +161,11 @@ public final class JobWrites: Sendable {
     /// Returns once nothing of the job is pending here; throws `store_unavailable` when the
     /// caller's budget (`StoreCallBudget`) runs out first.
     func stored(_ id: String) async throws {
-        if state.withLock({ $0.held.contains(id) }) { release([id]) }
         let deadline = ContinuousClock.now + (StoreCallBudget.remaining ?? StoreCallBudget.request)
-        // Woken when the job's write lands; a newer change of it may be pending by then.
+        // Woken when the job's write lands; a newer change of it may be pending by then. A
+        // hold (set before this wait or during it) does not outlast a waiter.
         while isPending(id) {
+            if state.withLock({ $0.held.contains(id) }) { release([id]) }
             let limit = deadline - ContinuousClock.now
             guard limit > .zero else {
                 throw SluiceError(.storeUnavailable, "the job store is not answering: job \(id)'s last change is not stored yet")

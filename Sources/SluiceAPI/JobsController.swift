@@ -13,6 +13,12 @@ struct JobsController {
     func addRoutes(to router: Router<SluiceRequestContext>) {
         router.post("/jobs", use: create)
         router.post("/jobs/batch") { request, _ in
+            guard request.headers[.idempotencyKey] == nil else {
+                throw SluiceError(
+                    .invalidField, "Idempotency-Key is not taken by POST /jobs/batch: send a job with POST /jobs to use one",
+                    field: "Idempotency-Key"
+                )
+            }
             let batch = try await JSONCoding.decode(CreateJobBatch.self, from: request)
             return JSONCoding.response(list: try await jobs.createAll(batch.jobs), status: .created)
         }

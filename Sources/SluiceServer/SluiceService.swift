@@ -25,6 +25,8 @@ public struct SluiceService: Sendable {
     /// every route (the token scopes) goes through, so a new route cannot be missed.
     public let routeTable: [String]
     let downloads: DownloadService
+    /// The HTTP client downloads and webhooks share: closed last.
+    let httpClient: HTTPClientService
     /// The store's health for `/healthz`, asked every 2 s.
     let storeHealth: StoreHealth
     /// Webhook deliveries.
@@ -41,11 +43,11 @@ public struct SluiceService: Sendable {
     /// them in reverse, each once the one after it has returned (docs/job-service.md,
     /// "Services and shutdown"): aria2's notifications; a cluster node's loops; the
     /// downloads, checkpointed and their changes stored; the HTTP server, draining its
-    /// connections; webhook deliveries; last the store's health, which the scheduler's
-    /// shutdown still reads.
+    /// connections; webhook deliveries; the store's health, which the scheduler's shutdown
+    /// still reads; last the HTTP client the downloads and webhooks share.
     public var services: [ServiceGroupConfiguration.ServiceConfiguration] {
         let running: [any Service] =
-            [storeHealth, webhooks, application, downloads] + clusterServices + [aria2Notifications]
+            [httpClient, storeHealth, webhooks, application, downloads] + clusterServices + [aria2Notifications]
             + (certificateReloader.map { [$0] } ?? [])
         return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
@@ -53,7 +55,8 @@ public struct SluiceService: Sendable {
     /// Stops every download after its checkpoint and closes the HTTP client, for a service
     /// whose `services` never ran (routes driven in-process).
     public func stopJobs() async throws {
-        try await downloads.stop()
+        await downloads.stop()
+        try await httpClient.client.shutdown()
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
@@ -100,71 +103,78 @@ public func buildService(
         policy: configuration.targetPolicy, stallTimeout: configuration.stallTimeout,
         connectionsPerHost: configuration.maxConnectionsPerHost, proxies: configuration.proxies, trust: trust, metrics: metrics
     )
-    let hostConnections = HostConnections(limit: configuration.maxConnectionsPerHost) { host, count in
-        let gauge = Gauge(label: "sluice_host_connections", dimensions: [("host", host)], factory: metrics)
-        // A host back at no connection drops its series: kept at 0, there was one for every
-        // host ever contacted.
-        if count == 0 { gauge.destroy() } else { gauge.record(count) }
-    }
-    var schedulerConfiguration = JobScheduler.Configuration(
-        cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
-        maxActive: configuration.maxActive, retry: configuration.retry, stallTimeout: configuration.stallTimeout,
-        limitRate: configuration.limitRate, minFreeSpace: configuration.minFreeSpace
-    )
-    schedulerConfiguration.releaseSlotAfter = configuration.releaseSlotAfter
-    schedulerConfiguration.clock = configuration.clock
-    schedulerConfiguration.hostConnections = hostConnections
-    schedulerConfiguration.nodeName = configuration.nodeName
-    schedulerConfiguration.allowInsecureTLS = configuration.allowInsecureTLS
-    schedulerConfiguration.storeBudget = configuration.storeBudget
-    let repository: any JobRepository
-    let tokenStore: any TokenStore
-    if let store = configuration.store {
-        let cluster = try await PostgresJobRepository(
-            location: store, nodeName: configuration.nodeName, leaseDuration: configuration.lease, trust: trust, logger: logger
+    // What fails from here on shuts the client down first: an HTTP client dropped unclosed is a
+    // trap in a debug build (a refused store became a crash, not a message).
+    do {
+        let hostConnections = HostConnections(limit: configuration.maxConnectionsPerHost) { host, count in
+            let gauge = Gauge(label: "sluice_host_connections", dimensions: [("host", host)], factory: metrics)
+            // A host back at no connection drops its series: kept at 0, there was one for every
+            // host ever contacted.
+            if count == 0 { gauge.destroy() } else { gauge.record(count) }
+        }
+        var schedulerConfiguration = JobScheduler.Configuration(
+            cacheDirectory: configuration.cacheDirectory, documentsDirectory: configuration.documentsDirectory,
+            maxActive: configuration.maxActive, retry: configuration.retry, stallTimeout: configuration.stallTimeout,
+            limitRate: configuration.limitRate, minFreeSpace: configuration.minFreeSpace
         )
-        logger.info("node \(configuration.nodeName) of the cluster on \(store.redacted)")
-        repository = cluster
-        tokenStore = cluster.tokens
-    } else {
-        let local = try SQLiteJobRepository(path: configuration.sqlitePath)
-        repository = local
-        tokenStore = local
+        schedulerConfiguration.releaseSlotAfter = configuration.releaseSlotAfter
+        schedulerConfiguration.clock = configuration.clock
+        schedulerConfiguration.hostConnections = hostConnections
+        schedulerConfiguration.nodeName = configuration.nodeName
+        schedulerConfiguration.allowInsecureTLS = configuration.allowInsecureTLS
+        schedulerConfiguration.storeBudget = configuration.storeBudget
+        let repository: any JobRepository
+        let tokenStore: any TokenStore
+        if let store = configuration.store {
+            let cluster = try await PostgresJobRepository(
+                location: store, nodeName: configuration.nodeName, leaseDuration: configuration.lease, trust: trust, logger: logger
+            )
+            logger.info("node \(configuration.nodeName) of the cluster on \(store.redacted)")
+            repository = cluster
+            tokenStore = cluster.tokens
+        } else {
+            let local = try SQLiteJobRepository(path: configuration.sqlitePath)
+            repository = local
+            tokenStore = local
+        }
+        let tokens = TokenRegistry(master: try configuration.tokenDigest(), store: tokenStore)
+        let webhooks = WebhookDispatcher(
+            configuration: .init(
+                url: configuration.webhookURL, secret: configuration.webhookSecret, schedule: configuration.webhookSchedule,
+                retention: configuration.webhookRetention
+            ),
+            repository: repository, client: client, clock: configuration.clock, metrics: metrics, logger: logger
+        )
+        let storeHealth = StoreHealth(repository: repository)
+        let scheduler = try await JobScheduler(
+            configuration: schedulerConfiguration, repository: repository, client: client, webhooks: webhooks,
+            storeHealth: storeHealth, metrics: metrics, logger: logger
+        )
+        let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
+        let shutdown = RPCShutdown()
+        let api = configuration.api
+        let aria2 = Aria2Service(jobs: scheduler, configuration: api, tokens: tokens, shutdown: shutdown)
+        let router = try buildRouter(
+            configuration: api, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger,
+            storeHealth: storeHealth, tokens: tokens, aria2: aria2
+        )
+        let routes = router.buildResponder()
+        let application = try buildApplication(
+            configuration: api, routes: routes, origin: origin, metrics: metrics, logger: logger,
+            certificate: certificate, storeHealth: storeHealth, aria2: aria2, onListening: onListening
+        )
+        return SluiceService(
+            application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
+            downloads: DownloadService(scheduler: scheduler, logger: logger), httpClient: HTTPClientService(client: client),
+            storeHealth: storeHealth, webhooks: webhooks, clusterServices: scheduler.clusterServices,
+            aria2Notifications: aria2.notifications,
+            certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },
+            rpcShutdown: RPCShutdownService(shutdown: shutdown, logger: logger)
+        )
+    } catch {
+        try? await client.shutdown()
+        throw error
     }
-    let tokens = TokenRegistry(master: try configuration.tokenDigest(), store: tokenStore)
-    let webhooks = WebhookDispatcher(
-        configuration: .init(
-            url: configuration.webhookURL, secret: configuration.webhookSecret, schedule: configuration.webhookSchedule,
-            retention: configuration.webhookRetention
-        ),
-        repository: repository, client: client, clock: configuration.clock, metrics: metrics, logger: logger
-    )
-    let storeHealth = StoreHealth(repository: repository)
-    let scheduler = try await JobScheduler(
-        configuration: schedulerConfiguration, repository: repository, client: client, webhooks: webhooks,
-        storeHealth: storeHealth, metrics: metrics, logger: logger
-    )
-    let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
-    let shutdown = RPCShutdown()
-    let api = configuration.api
-    let aria2 = Aria2Service(jobs: scheduler, configuration: api, tokens: tokens, shutdown: shutdown)
-    let router = try buildRouter(
-        configuration: api, jobs: scheduler, origin: origin, registry: registry, metrics: metrics, logger: logger,
-        storeHealth: storeHealth, tokens: tokens, aria2: aria2
-    )
-    let routes = router.buildResponder()
-    let application = try buildApplication(
-        configuration: api, routes: routes, origin: origin, metrics: metrics, logger: logger,
-        certificate: certificate, storeHealth: storeHealth, aria2: aria2, onListening: onListening
-    )
-    return SluiceService(
-        application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
-        downloads: DownloadService(scheduler: scheduler, client: client, logger: logger),
-        storeHealth: storeHealth, webhooks: webhooks, clusterServices: scheduler.clusterServices,
-        aria2Notifications: aria2.notifications,
-        certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },
-        rpcShutdown: RPCShutdownService(shutdown: shutdown, logger: logger)
-    )
 }
 
 /// Returns when `aria2.shutdown` asks (`--rpc-allow-shutdown`), which shuts the group down
@@ -195,22 +205,31 @@ struct CertificateReloader: Service {
 }
 
 /// Starts the scheduler with the server and, on SIGTERM or SIGINT, stops every download
-/// after its checkpoint, then closes the HTTP client. The services it needs (the store's
-/// health, webhook deliveries, a cluster node's loops) run beside it in the group.
+/// after its checkpoint. The services it needs (the store's health, webhook deliveries, a
+/// cluster node's loops, the HTTP client) run beside it in the group.
 struct DownloadService: Service {
     let scheduler: JobScheduler
-    let client: Fetcher
     let logger: Logger
 
     func run() async throws {
         await scheduler.start()
         try? await gracefulShutdown()
-        try await stop()
+        await stop()
         logger.info("downloads checkpointed")
     }
 
-    func stop() async throws {
+    func stop() async {
         await scheduler.shutdown()
+    }
+}
+
+/// The HTTP client the downloads and webhook deliveries share, closed once both have stopped:
+/// first in the group, so last to stop.
+struct HTTPClientService: Service {
+    let client: Fetcher
+
+    func run() async throws {
+        try? await gracefulShutdown()
         try await client.shutdown()
     }
 }

@@ -75,11 +75,11 @@ import Testing
     @Test func aReadOfTheStoreIsRefusedAtOnceWhileItDoesNotAnswer() async throws {
         let asked = Atomic(false)
         await #expect(throws: SluiceError.self) {
-            try await JobScheduler.readingStore(false) { asked.store(true, ordering: .relaxed) }
+            try await JobReads.readingStore(false) { asked.store(true, ordering: .relaxed) }
         }
         let wasAsked = asked.load(ordering: .relaxed)
         #expect(!wasAsked)
-        let answer = try await JobScheduler.readingStore(true) { 7 }
+        let answer = try await JobReads.readingStore(true) { 7 }
         #expect(answer == 7)
     }
 

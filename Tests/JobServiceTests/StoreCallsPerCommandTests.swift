@@ -22,18 +22,18 @@ import Testing
             let engine = ScriptedEngine()
             try await JobServiceTests.withScheduler(directory, store: store, engine: engine) { scheduler in
                 let job = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/file")).job
-                #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { engine.runs.count == 1 })
+                #expect(await waitUntil(.seconds(30), every: .milliseconds(5)) { engine.runs.count == 1 })
                 let run = try #require(engine.runs.first)
                 run.step(.progress(1000, total: 4000))
                 run.step(.checkpoint(1000, total: 4000))
                 run.step(.progress(2500, total: 4000))
                 // In flight when the pause comes: the run's last checkpoint covers it.
                 run.step(.wrote(3000))
-                #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { run.checkpointedBytes == 1000 })
+                #expect(await waitUntil(.seconds(30), every: .milliseconds(5)) { run.checkpointedBytes == 1000 })
                 #expect(
-                    await waitUntil(.seconds(5), every: .milliseconds(5)) { (try? await scheduler.job(id: job.id))??.bytesDone == 2500 })
+                    await waitUntil(.seconds(30), every: .milliseconds(5)) { (try? await scheduler.job(id: job.id))??.bytesDone == 2500 })
                 // What the create and the progress left to write is written first.
-                #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { scheduler.writes.backlog == 0 })
+                #expect(await waitUntil(.seconds(30), every: .milliseconds(5)) { scheduler.writes.backlog == 0 })
                 let before = store.calls
                 let paused = try await scheduler.pause(id: job.id)
                 let after = store.calls
@@ -57,7 +57,7 @@ import Testing
                 let before = store.calls
                 let job = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/file")).job
                 #expect(job.state == .running)
-                #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { engine.runs.count == 1 })
+                #expect(await waitUntil(.seconds(30), every: .milliseconds(5)) { engine.runs.count == 1 })
                 let after = store.calls
                 #expect(Self.delta(before, after, Self.writes) == 1, "writes: \(before) → \(after)")
                 #expect(Self.delta(before, after, ["insert"]) == 1)

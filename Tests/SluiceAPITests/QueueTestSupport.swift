@@ -32,17 +32,16 @@ extension ServiceHarness {
         }
     }
 
-    /// A running job's speed over one second of wall time (a measurement window, not a
-    /// wait for a state), from its first progress report after the call (an older count,
-    /// late under load, put bytes fetched before a change of rate into the window); and the
+    /// A running job's speed: the time it takes to fetch the next `bytes` bytes (no window of
+    /// fixed length), counted from its first progress report after the call (an older count,
+    /// late under load, put bytes fetched before a change of rate into the measure); and the
     /// job at the end of it.
-    func measuredRate(of id: String) async throws -> (bytesPerSecond: Double, job: [String: Any]) {
+    func measuredRate(of id: String, bytes: Int = 1 << 20) async throws -> (bytesPerSecond: Double, job: [String: Any]) {
         let seen = try await job(id)["bytesDone"] as? Int ?? 0
         let start = try await waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > seen }["bytesDone"] as! Int
         let clock = ContinuousClock()
         let began = clock.now
-        try await Task.sleep(for: .seconds(1))
-        let later = try await job(id)
+        let later = try await waitFor(id) { ($0["bytesDone"] as? Int ?? 0) >= start + bytes }
         let elapsed = (clock.now - began) / .seconds(1)
         return (Double((later["bytesDone"] as! Int) - start) / elapsed, later)
     }

@@ -48,9 +48,9 @@ struct RouterHarness: Sendable {
 
     func request(
         _ method: HTTPRequest.Method, _ path: String, json: String? = nil, contentType: String? = "application/json",
-        authorized: Bool = true
+        headers extra: HTTPFields = [:], authorized: Bool = true
     ) async throws -> Reply {
-        var headers: HTTPFields = [:]
+        var headers = extra
         if authorized, let token { headers[.authorization] = "Bearer \(token)" }
         if json != nil, let contentType { headers[.contentType] = contentType }
         let response = try await client.execute(

@@ -44,4 +44,34 @@ public struct CreateJobBatch: Sendable, Equatable, Decodable {
         placed.field = place + (field.map { ".\($0)" } ?? "")
         return placed
     }
+
+    /// What a client may put in one batch's body, under the service's 64 KiB.
+    public static let clientBytes = 60 << 10
+
+    /// Create bodies in batches a service takes: at most `limit` jobs and `maxBytes` each, in
+    /// order, each with the place of its first job among all of them.
+    public static func batches(of bodies: [JSONValue], maxBytes: Int = clientBytes) -> [(first: Int, bodies: [JSONValue])] {
+        var batches: [(first: Int, bodies: [JSONValue])] = []
+        var current: [JSONValue] = []
+        var size = 0
+        for (index, body) in bodies.enumerated() {
+            let length = body.text.utf8.count + 1
+            if !current.isEmpty, size + length > maxBytes || current.count == limit {
+                batches.append((index - current.count, current))
+                current = []
+                size = 0
+            }
+            current.append(body)
+            size += length
+        }
+        if !current.isEmpty { batches.append((bodies.count - current.count, current)) }
+        return batches
+    }
+
+    /// A batch's error (`jobs[3]: ...`) with the job's place among all of them, counted from 1
+    /// as a person counts the URLs of a command line (`URL 204: ...`).
+    public static func renumbered(_ message: String, first: Int) -> String {
+        guard let match = message.firstMatch(of: /jobs\[(\d+)\]/), let index = Int(match.1) else { return message }
+        return message[..<match.range.lowerBound] + "URL \(first + index + 1)" + message[match.range.upperBound...]
+    }
 }

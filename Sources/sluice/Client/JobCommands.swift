@@ -27,9 +27,6 @@ struct Add: AsyncParsableCommand {
     var wait = false
     @OptionGroup var options: ClientOptions
 
-    /// URLs sent in one `POST /jobs/batch` (a 64 KiB body holds a few hundred long ones).
-    static let batchSize = 200
-
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
         if urls.count > 1, output != nil || sha256 != nil { throw ValidationError("-o and --sha256 name one file: give one URL") }
@@ -56,10 +53,24 @@ struct Add: AsyncParsableCommand {
                 made.append(job)
                 options.json ? printJSON(data) : printLine(job.id)
             } else {
-                // Many URLs go in batches (`POST /jobs/batch`): one refused refuses its batch.
-                for start in stride(from: 0, to: bodies.count, by: Self.batchSize) {
-                    let batch = Array(bodies[start..<min(start + Self.batchSize, bodies.count)])
-                    let data = try await client.send(.POST, "/jobs/batch", body: .object([("jobs", .array(batch))]))
+                // Many URLs go in batches (`POST /jobs/batch`) of at most 60 KiB: one refused
+                // refuses its batch, and the error names the URL by its place on the command line.
+                for batch in CreateJobBatch.batches(of: bodies) {
+                    let (status, data) = try await client.exchange(.POST, "/jobs/batch", body: .object([("jobs", .array(batch.bodies))]))
+                    // A service from before batches: one request per URL.
+                    if status == 404 || status == 405 {
+                        for body in batch.bodies {
+                            let job = try ServiceClient.job(try await client.send(.POST, "/jobs", body: body))
+                            made.append(job)
+                            options.json ? printJSON(Data(job.json.text.utf8)) : printLine(job.id)
+                        }
+                        continue
+                    }
+                    guard (200..<300).contains(status) else {
+                        var failure = ServiceClient.failure(status: status, body: data)
+                        failure.message = CreateJobBatch.renumbered(failure.message, first: batch.first)
+                        throw failure
+                    }
                     for job in try ServiceClient.jobs(data) {
                         made.append(job)
                         options.json ? printJSON(Data(job.json.text.utf8)) : printLine(job.id)

@@ -151,7 +151,7 @@ struct ServiceClient {
 
 /// An error a client command prints on one line, then exits with `code`.
 struct ClientFailure: Error {
-    let message: String
+    var message: String
     let code: Int32
 }
 
