@@ -25,8 +25,6 @@ public struct SluiceService: Sendable {
     /// every route (the token scopes) goes through, so a new route cannot be missed.
     public let routeTable: [String]
     let downloads: DownloadService
-    /// The HTTP client downloads and webhooks share: closed last.
-    let httpClient: HTTPClientService
     /// The store's health for `/healthz`, asked every 2 s.
     let storeHealth: StoreHealth
     /// Webhook deliveries.
@@ -41,13 +39,13 @@ public struct SluiceService: Sendable {
 
     /// The services in the order a `ServiceGroup` must run them. A graceful shutdown stops
     /// them in reverse, each once the one after it has returned (docs/job-service.md,
-    /// "Services and shutdown"): aria2's notifications; a cluster node's loops; the
-    /// downloads, checkpointed and their changes stored; the HTTP server, draining its
-    /// connections; webhook deliveries; the store's health, which the scheduler's shutdown
-    /// still reads; last the HTTP client the downloads and webhooks share.
+    /// "Services and shutdown"): aria2's notifications; a cluster node's loops; webhook
+    /// deliveries; the downloads, checkpointed and their changes stored, then the HTTP client
+    /// they and the webhooks share; the HTTP server, draining its connections; last the
+    /// store's health, which the scheduler's shutdown still reads.
     public var services: [ServiceGroupConfiguration.ServiceConfiguration] {
         let running: [any Service] =
-            [httpClient, storeHealth, webhooks, application, downloads] + clusterServices + [aria2Notifications]
+            [storeHealth, application, downloads, webhooks] + clusterServices + [aria2Notifications]
             + (certificateReloader.map { [$0] } ?? [])
         return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
@@ -55,8 +53,7 @@ public struct SluiceService: Sendable {
     /// Stops every download after its checkpoint and closes the HTTP client, for a service
     /// whose `services` never ran (routes driven in-process).
     public func stopJobs() async throws {
-        await downloads.stop()
-        try await httpClient.client.shutdown()
+        try await downloads.stop()
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
@@ -165,7 +162,7 @@ public func buildService(
         )
         return SluiceService(
             application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
-            downloads: DownloadService(scheduler: scheduler, logger: logger), httpClient: HTTPClientService(client: client),
+            downloads: DownloadService(scheduler: scheduler, client: client, logger: logger),
             storeHealth: storeHealth, webhooks: webhooks, clusterServices: scheduler.clusterServices,
             aria2Notifications: aria2.notifications,
             certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },
@@ -205,31 +202,23 @@ struct CertificateReloader: Service {
 }
 
 /// Starts the scheduler with the server and, on SIGTERM or SIGINT, stops every download
-/// after its checkpoint. The services it needs (the store's health, webhook deliveries, a
-/// cluster node's loops, the HTTP client) run beside it in the group.
+/// after its checkpoint, then closes the HTTP client the downloads and webhooks share (webhook
+/// deliveries have stopped by then: they come after this in the group). The services it needs
+/// (the store's health, webhook deliveries, a cluster node's loops) run beside it.
 struct DownloadService: Service {
     let scheduler: JobScheduler
+    let client: Fetcher
     let logger: Logger
 
     func run() async throws {
         await scheduler.start()
         try? await gracefulShutdown()
-        await stop()
+        try await stop()
         logger.info("downloads checkpointed")
     }
 
-    func stop() async {
+    func stop() async throws {
         await scheduler.shutdown()
-    }
-}
-
-/// The HTTP client the downloads and webhook deliveries share, closed once both have stopped:
-/// first in the group, so last to stop.
-struct HTTPClientService: Service {
-    let client: Fetcher
-
-    func run() async throws {
-        try? await gracefulShutdown()
         try await client.shutdown()
     }
 }
