@@ -39,14 +39,14 @@ public struct SluiceService: Sendable {
 
     /// The services in the order a `ServiceGroup` must run them. A graceful shutdown stops
     /// them in reverse, each once the one after it has returned (docs/job-service.md,
-    /// "Services and shutdown"): aria2's notifications; a cluster node's loops; webhook
-    /// deliveries; the downloads, checkpointed and their changes stored, then the HTTP client
+    /// "Services and shutdown"): webhook deliveries first (at once, as a stop used to cancel
+    /// them); aria2's notifications; a cluster node's loops; the downloads, checkpointed and their changes stored, then the HTTP client
     /// they and the webhooks share; the HTTP server, draining its connections; last the
     /// store's health, which the scheduler's shutdown still reads.
     public var services: [ServiceGroupConfiguration.ServiceConfiguration] {
         let running: [any Service] =
-            [storeHealth, application, downloads, webhooks] + clusterServices + [aria2Notifications]
-            + (certificateReloader.map { [$0] } ?? [])
+            [storeHealth, application, downloads] + clusterServices + [aria2Notifications]
+            + (certificateReloader.map { [$0] } ?? []) + [webhooks]
         return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
 
