@@ -122,6 +122,8 @@ echo "Service at $base (data in $work/data)"
 # - /testdata answers any status asked for with `status=` (5xx included), by design.
 # - POST /jobs/pause and /jobs/resume with `{"ids": [...]}` answer 400 when an id names no
 #   job (nothing changes), and generated ids never do.
+# - POST /jobs/batch is read as POST /jobs is, job by job: the same settings, and `after`
+#   dropped from each job of a positive request.
 # - POST /jobs answers 422 `idempotency_key_reused` to an `Idempotency-Key` that made a job
 #   from another body (as the spec declares): the fuzzer draws keys from a small space and
 #   sends them again with other bodies, so a valid request can meet a key already used.
@@ -141,7 +143,7 @@ request-timeout = 1.0
 max-stream-events = 10
 
 [[operations]]
-include-operation-id-regex = "^(createJob|editJob|updateQueue)$"
+include-operation-id-regex = "^(createJobs?|editJob|updateQueue)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "413", "422", "429", "5xx"]
 checks.negative_data_rejection.expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429", "5xx"]
 
@@ -226,6 +228,12 @@ def before_call(context, case, kwargs):
         # `after` must name existing jobs (else 400): generated ids never do.
         if _positive(case) and case.body.get("after"):
             del case.body["after"]
+    elif (operation.path, operation.method.upper()) == ("/jobs/batch", "POST") and isinstance(case.body, dict):
+        # The same for each job of a batch.
+        if _positive(case) and isinstance(case.body.get("jobs"), list):
+            for job in case.body["jobs"]:
+                if isinstance(job, dict) and job.get("after"):
+                    del job["after"]
     elif operation.path == "/jobs" and operation.method.upper() == "GET" and query is not None:
         # `after` must name a current job (else 400): a generated value never does.
         if _positive(case) and isinstance(query.get("after"), str):
