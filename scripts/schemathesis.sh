@@ -229,11 +229,13 @@ def before_call(context, case, kwargs):
         if _positive(case) and case.body.get("after"):
             del case.body["after"]
     elif (operation.path, operation.method.upper()) == ("/jobs/batch", "POST") and isinstance(case.body, dict):
-        # The same for each job of a batch.
+        # The same for each job of a batch; and `dir`, whose pattern admits names the service
+        # refuses (a known mismatch of the CreateJob schema: a batch of many jobs meets it).
         if _positive(case) and isinstance(case.body.get("jobs"), list):
             for job in case.body["jobs"]:
-                if isinstance(job, dict) and job.get("after"):
-                    del job["after"]
+                if isinstance(job, dict):
+                    job.pop("after", None)
+                    job.pop("dir", None)
     elif operation.path == "/jobs" and operation.method.upper() == "GET" and query is not None:
         # `after` must name a current job (else 400): a generated value never does.
         if _positive(case) and isinstance(query.get("after"), str):
