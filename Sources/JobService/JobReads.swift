@@ -112,8 +112,6 @@ struct JobReads: Sendable {
         }
     }
 
-    func countsByState() -> [JobState: Int] { jobs.countsByState() }
-
     /// At most this many jobs in an event stream's first snapshot (docs/api.md, "Events").
     static let snapshotLimit = 1000
 
