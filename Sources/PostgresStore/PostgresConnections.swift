@@ -31,7 +31,7 @@ final class PostgresConnections: Sendable {
 
     init(
         location: PostgresLocation, tls: PostgresConnection.Configuration.TLS, clientTLS: PostgresClient.Configuration.TLS,
-        size: Int = 4, timeout: TimeAmount = .seconds(10), logger: Logger
+        size: Int = 4, timeout: TimeAmount = .seconds(10), idleInTransaction: Duration? = nil, logger: Logger
     ) {
         self.location = location
         self.tls = tls
@@ -45,6 +45,13 @@ final class PostgresConnections: Sendable {
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.minimumConnections = 0
         configuration.options.maximumConnections = size
+        if let idleInTransaction {
+            // A node frozen inside a transaction (SIGSTOP, a stalled host) holds its row and
+            // advisory locks for as long as its connection stays open, which would keep every
+            // other node's rescue waiting behind them: the server ends such a session instead.
+            let milliseconds = max(1, Int(idleInTransaction / .milliseconds(1)))
+            configuration.options.additionalStartupParameters = [("idle_in_transaction_session_timeout", "\(milliseconds)")]
+        }
         client = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
         // The pool serves leases once `run()` has begun: a lease asked before waits for it.
         let client = self.client

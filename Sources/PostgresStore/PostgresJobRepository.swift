@@ -30,7 +30,7 @@ public final class PostgresJobRepository: ClusterStore {
         connections = PostgresConnections(
             location: location, tls: try PostgresTLS.configuration(for: location, trust: trust),
             clientTLS: try PostgresTLS.clientConfiguration(for: location, trust: trust),
-            timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))), logger: logger
+            timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))), idleInTransaction: leaseDuration, logger: logger
         )
         listener = PostgresListener(connections: connections, channel: PostgresSchema.channel, logger: logger)
         do {

@@ -2,7 +2,7 @@ import DownloadEngine
 import Foundation
 import JobService
 import Logging
-import PostgresStore
+@testable import PostgresStore
 import SluiceCore
 import SluiceTestSupport
 import Testing
@@ -116,6 +116,48 @@ struct PostgresClusterStoreTests {
         #expect(try await writer.save(nil, lease: leases[0]) == true)
         #expect(try await store.checkpoint(id: leases[0].jobID) == nil)
         #expect(try await store.checkpoint(id: leases[1].jobID) == checkpoint)
+    }
+
+    /// A node frozen (SIGSTOP) inside a transaction that wrote its job's row holds the row's
+    /// lock while its connection stays open: the server ends that session once it has been
+    /// idle for a lease, so the others' rescue does not wait behind it (a CI failure: the
+    /// rescue waited until the frozen node went on).
+    @Test func aNodeFrozenInsideATransactionDoesNotHoldItsJobPastItsLease() async throws {
+        let url = try TestPostgres.newDatabase()
+        let a = try await Self.open(url, node: "a", lease: .seconds(2))
+        let b = try await Self.open(url, node: "b", lease: .seconds(2))
+        defer {
+            a.close()
+            b.close()
+        }
+        try await a.insert(Self.job("j"))
+        _ = try #require(try await a.claim(limit: 1).first)
+        let wrote = Gate()
+        let thawed = Gate()
+        // a's transaction writes the row, then a stops answering with the transaction open.
+        let frozen = Task {
+            try await a.connections.transaction { connection in
+                _ = try await a.connections.run("UPDATE job SET bytes_done = 5 WHERE id = 'j'", on: connection)
+                wrote.open()
+                await thawed.passed()
+            }
+        }
+        await wrote.passed()
+        let start = ContinuousClock.now
+        var rescued: [String] = []
+        while rescued.isEmpty, ContinuousClock.now - start < .seconds(8) {
+            rescued = (try? await b.rescue(staleAfter: .seconds(60))) ?? []
+            if rescued.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(rescued == ["j"])
+        #expect(ContinuousClock.now - start < .seconds(8))
+        // The frozen transaction's write was rolled back with its session, and its commit,
+        // once a goes on, fails.
+        #expect(try await b.job(id: "j")?.bytesDone == 0)
+        thawed.open()
+        let committed = (try? await frozen.value) != nil
+        #expect(!committed)
+        #expect(try await b.job(id: "j")?.bytesDone == 0)
     }
 
     @Test func aNewEpochFencesTheOldOwnersWrites() async throws {
