@@ -61,4 +61,21 @@ import Testing
             #expect(answer.first?.state == .completed)
         }
     }
+
+    /// A delete with its file while the file is placed (issue 10, once a test with windows of
+    /// time): the delete waits for the placement, then removes the placed file, the partial
+    /// one and the job.
+    @Test func aDeleteWithItsFileWhileTheFileIsPlacedLeavesNothing() async throws {
+        try await Self.withARunPlacingItsFile(seed: 9) { scheduler, id, store, directory in
+            let deleting = Task { try await scheduler.delete(id: id, deleteFile: true) }
+            // The job is gone from the table once the store removed it; the delete waits for
+            // the run.
+            #expect(await waitUntil(.seconds(30), every: .milliseconds(10)) { scheduler.jobs[id] == nil })
+            store.releasePlacements()
+            try await deleting.value
+            #expect(try await scheduler.job(id: id) == nil)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/documents").isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/cache").isEmpty)
+        }
+    }
 }

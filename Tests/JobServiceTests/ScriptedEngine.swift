@@ -26,6 +26,9 @@ final class ScriptedRun: DownloadRun {
         /// Bytes on disk not reported yet (a progress event is at most one per 250 ms).
         case wrote(Int64)
         case checkpoint(Int64, total: Int64)
+        /// Past its last point of return (placing its file): a stop no longer stops it; it
+        /// waits for `finishCommitted()` alone.
+        case commit
         case finish
     }
 
@@ -34,7 +37,8 @@ final class ScriptedRun: DownloadRun {
     private let reporter: AsyncStream<DownloadEvent>.Continuation
     private let steps: AsyncStream<Step>
     private let stepper: AsyncStream<Step>.Continuation
-    private let state = Mutex<(bytes: Int64, total: Int64, checkpointed: Int64?)>((0, 0, nil))
+    private let state = Mutex<(bytes: Int64, total: Int64, checkpointed: Int64?, committed: Bool, stopAsked: Bool)>(
+        (0, 0, nil, false, false))
 
     init(_ request: RunRequest) {
         self.request = request
@@ -59,10 +63,17 @@ final class ScriptedRun: DownloadRun {
                 state.withLock { $0.bytes = bytes }
             case .checkpoint(let bytes, let total):
                 try await save(bytes, total: total)
+            case .commit:
+                state.withLock { $0.committed = true }
+                // A cancellation no longer ends the run: it is noted, and the run goes on.
+                await withTaskCancellationHandler {
+                    await finishing.passed()
+                } onCancel: {
+                    state.withLock { $0.stopAsked = true }
+                }
+                return result()
             case .finish:
-                let total = state.withLock { $0.total }
-                return DownloadResult(
-                    path: request.target.partialPath, fileName: "scripted.bin", sha256: String(repeating: "0", count: 64), bytes: total)
+                return result()
             }
         }
         // Stopped: the bytes reported so far, checkpointed, as the real engine does.
@@ -70,6 +81,17 @@ final class ScriptedRun: DownloadRun {
         try await save(bytes, total: total)
         throw CancellationError()
     }
+
+    private func result() -> DownloadResult {
+        let total = state.withLock { $0.total }
+        return DownloadResult(
+            path: request.target.partialPath, fileName: "scripted.bin", sha256: String(repeating: "0", count: 64), bytes: total)
+    }
+
+    /// Lets a committed run finish (its `finish` step, which a cancelled stream of steps
+    /// could not deliver).
+    func finishCommitted() { finishing.open() }
+    private let finishing = OneTimeGate()
 
     private func save(_ bytes: Int64, total: Int64) async throws {
         let checkpoint = DownloadCheckpoint(
@@ -80,6 +102,32 @@ final class ScriptedRun: DownloadRun {
     }
 
     func segments() -> [JobSegment] { [] }
-    var isCommitted: Bool { false }
+    var isCommitted: Bool { state.withLock { $0.committed } }
+    /// Whether the runner stopped the run (cancelled its task) after it committed.
+    var stopAsked: Bool { state.withLock { $0.stopAsked } }
     var checkpointedBytes: Int64? { state.withLock { $0.checkpointed } }
+}
+
+/// Waits until opened, once; open for good after. Not ended by a cancellation.
+final class OneTimeGate: Sendable {
+    private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    func passed() async {
+        await withCheckedContinuation { continuation in
+            let open = state.withLock { state in
+                if !state.open { state.waiting.append(continuation) }
+                return state.open
+            }
+            if open { continuation.resume() }
+        }
+    }
 }
