@@ -53,7 +53,10 @@ extension JobScheduler {
         let held = heldSlots
         let free = settings.maxActive - runs.runningCount - held
         // No slot free, or the queue paused: the queue is not read (it may be long).
-        let ready = free > 0 && !settings.paused ? jobs.readyToStart(at: configuration.clock.now()).filter { !runs[$0.id].editing } : []
+        // The free slots' worth of the best, and as many more as edits hold back.
+        let ready =
+            free > 0 && !settings.paused
+            ? jobs.readyToStart(at: configuration.clock.now(), limit: free + runs.editingIDs.count).filter { !runs[$0.id].editing } : []
         let actions = machine.slotsFree(
             settings: settings, running: runs.runningIDs.compactMap { candidate($0) }, held: held, ready: ready,
             now: configuration.clock.now(), job: { self.jobs[$0] }

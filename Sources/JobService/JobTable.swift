@@ -23,9 +23,22 @@ public final class JobTable: Sendable {
         var dependent: Set<String> = []
         /// Queued jobs waiting out a `Retry-After`.
         var retrying: Set<String> = []
+        /// The positions of queued jobs free to start (no `Retry-After`, nothing to wait for),
+        /// ascending, by priority: the queue's next starts are read from their heads, not
+        /// from every queued job.
+        var ready: [Int: [Int]] = [:]
         /// Finished jobs the store holds and this table does not (a single node keeps only
         /// live jobs): counted, not held.
         var storedOnly: [JobState: Int] = [:]
+
+        static func isReady(_ job: JobSnapshot) -> Bool {
+            job.state == .queued && job.retryAt == nil && job.waitingFor.isEmpty
+        }
+
+        mutating func unready(_ position: Int, priority: Int) {
+            Self.remove(position, from: &ready[priority, default: []])
+            if ready[priority]?.isEmpty == true { ready[priority] = nil }
+        }
 
         mutating func set(_ job: JobSnapshot) {
             if job.state == .queued && job.retryAt != nil {
@@ -45,7 +58,11 @@ public final class JobTable: Sendable {
                     Self.remove(old.position, from: &byState[old.job.state, default: []])
                     Self.insert(old.position, into: &byState[job.state, default: []])
                 }
+                let (was, now) = (Self.isReady(old.job), Self.isReady(job))
+                if was && (!now || old.job.priority != job.priority) { unready(old.position, priority: old.job.priority) }
+                if now && (!was || old.job.priority != job.priority) { Self.insert(old.position, into: &ready[job.priority, default: []]) }
             } else {
+                if Self.isReady(job) { ready[job.priority, default: []].append(ids.count) }
                 byID[job.id] = (job, ids.count)
                 byState[job.state, default: []].append(ids.count)
                 ids.append(job.id)
@@ -59,6 +76,7 @@ public final class JobTable: Sendable {
             retrying.remove(id)
             counts[old.job.state, default: 0] -= 1
             Self.remove(old.position, from: &byState[old.job.state, default: []])
+            if Self.isReady(old.job) { unready(old.position, priority: old.job.priority) }
             ids[old.position] = nil
             holes += 1
             if holes > 1024, holes * 2 > ids.count { compact() }
@@ -83,8 +101,13 @@ public final class JobTable: Sendable {
                 guard let positions = byState[state], let last = positions.last, last >= index else { continue }
                 byState[state] = positions.map { $0 >= index ? $0 + 1 : $0 }
             }
+            for priority in Array(ready.keys) {
+                guard let positions = ready[priority], let last = positions.last, last >= index else { continue }
+                ready[priority] = positions.map { $0 >= index ? $0 + 1 : $0 }
+            }
             byID[job.id] = (job, index)
             Self.insert(index, into: &byState[job.state, default: []])
+            if Self.isReady(job) { Self.insert(index, into: &ready[job.priority, default: []]) }
             counts[job.state, default: 0] += 1
         }
 
@@ -132,9 +155,11 @@ public final class JobTable: Sendable {
         /// The state index made again from `ids` (after positions moved).
         mutating func indexStates() {
             byState = [:]
+            ready = [:]
             for (position, id) in ids.enumerated() {
-                guard let id, let state = byID[id]?.job.state else { continue }
-                byState[state, default: []].append(position)
+                guard let id, let job = byID[id]?.job else { continue }
+                byState[job.state, default: []].append(position)
+                if Self.isReady(job) { ready[job.priority, default: []].append(position) }
             }
         }
 
@@ -287,15 +312,25 @@ public final class JobTable: Sendable {
     }
 
     /// The queued jobs that may start at `now` (nothing to wait for, no `Retry-After` still
-    /// running), as the queue's plan takes them, read from the queued index.
-    public func readyToStart(at now: Date) -> [QueuePlan.Candidate] {
+    /// running), as the queue's plan takes them, oldest first: every one of them, or with
+    /// `limit` at least the `limit` the plan would take first (the oldest of each priority,
+    /// read from the ready index, and those whose `Retry-After` has passed), so that a
+    /// schedule with a few free slots does not read a long queue.
+    public func readyToStart(at now: Date, limit: Int = .max) -> [QueuePlan.Candidate] {
         storage.withLock { storage in
-            (storage.byState[.queued] ?? []).compactMap { position in
-                guard let id = storage.ids[position], let entry = storage.byID[id],
-                    entry.job.waitingFor.isEmpty, entry.job.retryAt.map({ $0 <= now }) ?? true
-                else { return nil }
-                return QueuePlan.Candidate(id: id, priority: entry.job.priority, sequence: position)
+            var ready: [QueuePlan.Candidate] = []
+            for (priority, positions) in storage.ready {
+                for position in positions.prefix(limit) {
+                    guard let id = storage.ids[position] else { continue }
+                    ready.append(QueuePlan.Candidate(id: id, priority: priority, sequence: position))
+                }
             }
+            for id in storage.retrying {
+                guard let entry = storage.byID[id], entry.job.waitingFor.isEmpty, let retryAt = entry.job.retryAt, retryAt <= now
+                else { continue }
+                ready.append(QueuePlan.Candidate(id: id, priority: entry.job.priority, sequence: entry.position))
+            }
+            return ready.sorted { $0.sequence < $1.sequence }
         }
     }
 

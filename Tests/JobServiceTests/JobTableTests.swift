@@ -34,6 +34,63 @@ import Testing
         #expect(table.countsByState()[.paused] == 3 && table.countsByState()[.queued] == 1 && table.count == 5)
     }
 
+    /// The ready index (issue 37, point 6: every schedule read every queued job): with a
+    /// limit, the jobs the queue's plan would take first, from each priority and among those
+    /// whose `Retry-After` passed; it follows priority, dependency, retry and state changes,
+    /// removals, and jobs placed by age.
+    @Test func theJobsReadyToStartAreReadFromTheirIndexAndItFollowsEveryChange() {
+        let table = JobTable()
+        let now = Date(timeIntervalSince1970: 1_900_000_000)
+        for index in 0..<200 { table["q\(index)"] = Self.job("q\(index)", age: Double(index)) }
+        let plan = { (limit: Int) in
+            QueuePlan.starts(
+                ready: table.readyToStart(at: now, limit: limit), running: 0, settings: QueueSettings(maxActive: limit, limitRate: nil))
+        }
+        #expect(plan(3) == ["q0", "q1", "q2"])
+        #expect(table.readyToStart(at: now, limit: 3).count == 3, "three of 200, not every queued job")
+        // A younger job of a higher priority goes first.
+        var urgent = Self.job("q150", age: 150)
+        urgent.priority = 5
+        table["q150"] = urgent
+        #expect(plan(2) == ["q150", "q0"])
+        // Waiting for another, or out on a Retry-After, a job is not ready; one whose
+        // Retry-After passed is.
+        var waiting = Self.job("q0", age: 0)
+        waiting.after = ["x"]
+        waiting.waitingFor = ["x"]
+        table["q0"] = waiting
+        var retrying = Self.job("q1", age: 1)
+        retrying.retryAt = now.addingTimeInterval(10)
+        table["q1"] = retrying
+        #expect(plan(3) == ["q150", "q2", "q3"])
+        retrying.retryAt = now.addingTimeInterval(-1)
+        table["q1"] = retrying
+        #expect(plan(3) == ["q150", "q1", "q2"])
+        // Running or removed, it leaves; placed by age, it takes its place.
+        table["q150"] = {
+            var job = urgent
+            job.state = .running
+            return job
+        }()
+        table["q2"] = nil
+        table.insertByAge(Self.job("early", age: -1))
+        #expect(plan(3) == ["early", "q1", "q3"])
+        // Without a limit, every ready job, oldest first (as before).
+        #expect(table.readyToStart(at: now).count == 198)
+        #expect(table.readyToStart(at: now).map(\.sequence) == table.readyToStart(at: now).map(\.sequence).sorted())
+        // After many removals it still agrees.
+        for index in 3..<150 { table["q\(index)"] = nil }
+        #expect(plan(3) == ["early", "q1", "q151"])
+        #expect(table.readyToStart(at: now).count == 51)
+        // Made again when the table compacts its removed places.
+        for index in 0..<2000 { table["r\(index)"] = Self.job("r\(index)", age: 1000 + Double(index)) }
+        for index in 0..<1990 { table["r\(index)"] = nil }
+        #expect(plan(3) == ["early", "q1", "q151"])
+        #expect(table.readyToStart(at: now).count == 61)
+        #expect(
+            table.readyToStart(at: now, limit: 1).map(\.id) == ["early", "q1"], "the oldest of each priority, and those past a Retry-After")
+    }
+
     /// A page past an offset, the same jobs as the pages before it skipped one by one: for
     /// every state, several, and none (the dashboard's list scrolled far).
     @Test func aPageAtAnOffsetIsThePageThatManyJobsFurtherOn() {
