@@ -1,3 +1,4 @@
+public import ServiceLifecycle
 public import SluiceCore
 import Synchronization
 
@@ -10,9 +11,10 @@ import Synchronization
 /// engine's rule (a checkpoint never claims bytes the store has not kept) holds as before. A
 /// cluster run's save is fenced by its lease (`save(_:lease:)`): false when the store refused
 /// it, the others in its transaction saved all the same.
-/// The commits run in a task of the writer's own, so a save from a cancelled run (a pause's
-/// last checkpoint) is written like any other.
-public final class CheckpointWriter: Sendable {
+/// The commits run in the writer's service (`run()`, in the service group, stopped after the
+/// downloads), so a save from a cancelled run (a pause's last checkpoint) is written like any
+/// other. A save once the service has stopped fails at once.
+public final class CheckpointWriter: Service, Sendable {
     private struct Pending {
         var write: CheckpointWrite
         var lease: Lease?
@@ -21,12 +23,15 @@ public final class CheckpointWriter: Sendable {
 
     private struct State {
         var pending: [Pending] = []
-        var committing = false
+        var stopped = false
         var commits = 0
     }
 
     private let repository: any JobRepository
     private let state = Mutex(State())
+    /// Rung by every save: the service commits at once.
+    private let wake = WakeSignal()
+    private let stopping = Mutex(false)
 
     public init(repository: any JobRepository) {
         self.repository = repository
@@ -45,14 +50,37 @@ public final class CheckpointWriter: Sendable {
 
     private func enqueue(_ write: CheckpointWrite, lease: Lease?) async throws -> Bool {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
-            let starts = state.withLock { state in
+            let taken = state.withLock { state in
+                guard !state.stopped else { return false }
                 state.pending.append(Pending(write: write, lease: lease, continuation: continuation))
-                defer { state.committing = true }
-                return !state.committing
+                return true
             }
-            if starts { Task.detached { await self.commitPending() } }
+            guard taken else { return continuation.resume(throwing: Self.stoppedError) }
+            wake.signal()
         }
     }
+
+    static var stoppedError: SluiceError { SluiceError(.storeUnavailable, "the service is stopping: the checkpoint is not saved") }
+
+    /// Commits saves as they come until the service group shuts down (after the downloads,
+    /// whose last checkpoints come here) or the task is cancelled; then what is left, once.
+    public func run() async {
+        await withGracefulShutdownHandler {
+            while !isStopping {
+                await commitPending()
+                guard !isStopping else { break }
+                await wake.wait(upTo: nil) { try await Task.sleep(for: $0) }
+            }
+            // What came last is committed; a save after this fails at once.
+            state.withLock { $0.stopped = true }
+            await commitPending()
+        } onGracefulShutdown: { [self] in
+            stopping.withLock { $0 = true }
+            wake.signal()
+        }
+    }
+
+    private var isStopping: Bool { Task.isCancelled || stopping.withLock { $0 } }
 
     /// Saves waiting for the next commit.
     public var waiting: Int { state.withLock { $0.pending.count } }
@@ -64,7 +92,6 @@ public final class CheckpointWriter: Sendable {
         while true {
             let batch = state.withLock { state -> [Pending] in
                 defer { state.pending = [] }
-                if state.pending.isEmpty { state.committing = false }
                 return state.pending
             }
             guard !batch.isEmpty else { return }

@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// A cluster node's work beside its commands, each a service of the group, stopped in the
 /// reverse of this order before the scheduler's own shutdown (docs/job-service.md,
@@ -67,6 +69,42 @@ struct ClusterChangeFeed: Service, CustomStringConvertible {
                     }
                 }
                 await group.waitForAll()
+            }
+        }
+    }
+}
+
+/// The leases of a node's stopped runs, given back to the store as they come (the job is free
+/// for any node at once), not waited for by the runner: a lease not given back lapses by
+/// itself.
+final class LeaseReleaser: Service, Sendable, CustomStringConvertible {
+    var description: String { "ClusterLeaseReleaser" }
+    private let cluster: any ClusterStore
+    private let logger: Logger
+    private let queue = Mutex<[Lease]>([])
+    private let wake = WakeSignal()
+
+    init(cluster: any ClusterStore, logger: Logger) {
+        self.cluster = cluster
+        self.logger = logger
+    }
+
+    func release(_ lease: Lease) {
+        queue.withLock { $0.append(lease) }
+        wake.signal()
+    }
+
+    func run() async {
+        await cancelWhenGracefulShutdown { [self] in
+            while !Task.isCancelled {
+                let leases = queue.withLock { queue in
+                    defer { queue = [] }
+                    return queue
+                }
+                for lease in leases {
+                    do { try await cluster.release(lease) } catch { logger.warning("cannot release job \(lease.jobID): \(error)") }
+                }
+                await wake.wait(upTo: nil) { try await Task.sleep(for: $0) }
             }
         }
     }

@@ -120,13 +120,10 @@ extension JobScheduler {
 
     /// Gives a stopped run's lease back (a run an edit stopped keeps it, to go on).
     func releaseLease(_ id: String) {
-        guard let cluster, !runs[id].editing, runs.running(id) == nil, let lease = runs.takeLease(id) else { return }
+        guard let leaseReleaser, !runs[id].editing, runs.running(id) == nil, let lease = runs.takeLease(id) else { return }
         book.unsavedProgress[id] = nil
         // Not waited for: an unreleased lease lapses by itself.
-        let logger = self.logger
-        Task.detached {
-            do { try await cluster.release(lease) } catch { logger.warning("cannot release job \(id): \(error)") }
-        }
+        leaseReleaser.release(lease)
     }
 
     /// Progress for the store, which renews the lease: kept (the latest per job) for the
@@ -437,8 +434,8 @@ extension JobScheduler {
     /// A cluster node's work beside its commands, as services for the group
     /// (`ClusterServices`): none for a single node.
     public nonisolated var clusterServices: [any Service] {
-        guard let cluster else { return [] }
-        return ClusterServices.make(for: self, cluster: cluster)
+        guard let cluster, let leaseReleaser else { return [] }
+        return [leaseReleaser] + ClusterServices.make(for: self, cluster: cluster)
     }
 
     func signalled(_ signal: ClusterSignal) async {

@@ -4,6 +4,7 @@ public import Logging
 import SluiceSystem
 import Synchronization
 public import Metrics
+public import ServiceLifecycle
 public import SluiceCore
 
 /// Owns every job: creates, lists, pauses, resumes and deletes them, starts up to
@@ -69,11 +70,17 @@ public actor JobScheduler {
     let configuration: Configuration
     let repository: any JobRepository
     /// Commits the checkpoints of every run here together (group commit).
-    let checkpointWriter: CheckpointWriter
+    nonisolated let checkpointWriter: CheckpointWriter
     /// Writes the job changes this node decides, behind it, in order (`JobWrites`).
     nonisolated let writes: JobWrites
+    /// The writers of job changes and of checkpoints, as services for the group: they run
+    /// until the downloads have stopped (docs/job-service.md, "Services and shutdown"). A
+    /// scheduler no group runs (a test) runs them itself.
+    public nonisolated var storeWriters: [any Service] { [writes, checkpointWriter] }
     /// The shared store when this node is one of a cluster's; nil for a single node.
     let cluster: (any ClusterStore)?
+    /// Gives stopped runs' leases back to a cluster's store, behind the runner.
+    nonisolated let leaseReleaser: LeaseReleaser?
     /// The decisions: every job's runtime here and the rules that change it (`JobMachine`);
     /// this actor runs the actions it returns.
     var machine: JobMachine<Run>
@@ -178,6 +185,7 @@ public actor JobScheduler {
         self.checkpointWriter = CheckpointWriter(repository: repository)
         self.writes = JobWrites(repository: repository)
         self.cluster = cluster
+        self.leaseReleaser = cluster.map { LeaseReleaser(cluster: $0, logger: logger) }
         self.machine = JobMachine(claiming: cluster == nil ? .own : .leased)
         self.book = ClusterBook(keeps: cluster != nil)
         self.reads = JobReads(

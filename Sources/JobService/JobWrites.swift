@@ -1,3 +1,4 @@
+public import ServiceLifecycle
 import SluiceCore
 import Synchronization
 
@@ -20,7 +21,10 @@ import Synchronization
 ///
 /// A command that writes the same job itself (a delete, a cluster's control write) first
 /// waits until nothing of it is pending here (`stored(_:)`), within its budget.
-public final class JobWrites: Sendable {
+///
+/// The writing is a service (`run()`) of the service group, stopped after the downloads
+/// (docs/job-service.md, "Services and shutdown"); nothing is written while it does not run.
+public final class JobWrites: Service, Sendable {
     struct Write: Sendable {
         var job: JobSnapshot
         /// The state the store must still hold for a cluster's control write; nil for a
@@ -41,7 +45,8 @@ public final class JobWrites: Sendable {
         /// Ids in the order their first pending change came.
         var order: [String] = []
         var inFlight: Set<String> = []
-        var writing = false
+        /// The service is shutting down: what is left is tried once more, not again and again.
+        var stopping = false
         /// The last write failed: the next failure is not told again (one line per outage).
         var failing = false
         var waiters: [String: [(token: UInt64, continuation: CheckedContinuation<Void, Never>)]] = [:]
@@ -73,6 +78,9 @@ public final class JobWrites: Sendable {
     private let repository: any JobRepository
     private let cluster: (any ClusterStore)?
     private let state = Mutex(State())
+    /// Rung by every change put here: the service writes it at once.
+    private let wake = WakeSignal()
+    private let stopped = WakeSignal()
     private let retryDelay: Duration
     typealias Written = @Sendable ([(id: String, write: Write, outcome: Outcome)]) async -> Void
     /// Told what was written (set once, by the scheduler that owns this).
@@ -91,7 +99,7 @@ public final class JobWrites: Sendable {
 
     /// Puts a job's change to write: merged with a pending one of the same job.
     func put(_ job: JobSnapshot, expected: JobState? = nil, deliveries: [WebhookDelivery] = []) {
-        let starts = state.withLock { state -> Bool in
+        state.withLock { state in
             if var queued = state.pending[job.id] {
                 queued.job = job
                 queued.deliveries += deliveries
@@ -100,10 +108,8 @@ public final class JobWrites: Sendable {
                 state.pending[job.id] = Write(job: job, expected: expected, deliveries: deliveries)
                 state.order.append(job.id)
             }
-            defer { state.writing = true }
-            return !state.writing
         }
-        if starts { Task.detached { await self.writePending() } }
+        wake.signal()
     }
 
     /// Keeps the changes of `ids` here until `release`, merged into one write each: a pause's
@@ -116,13 +122,11 @@ public final class JobWrites: Sendable {
 
     /// Writes what `hold` kept.
     func release(_ ids: [String]) {
-        let starts = state.withLock { state -> Bool in
+        let pending = state.withLock { state -> Bool in
             state.held.subtract(ids)
-            guard !state.writing, ids.contains(where: { state.pending[$0] != nil }) else { return false }
-            state.writing = true
-            return true
+            return ids.contains { state.pending[$0] != nil }
         }
-        if starts { Task.detached { await self.writePending() } }
+        if pending { wake.signal() }
     }
 
     /// Takes the job's pending change out of the queue (not one being written): a command
@@ -171,20 +175,32 @@ public final class JobWrites: Sendable {
                 throw SluiceError(.storeUnavailable, "the job store is not answering: job \(id)'s last change is not stored yet")
             }
             let token = UInt64.random(in: .min ... .max)
-            await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> Bool in
-                    guard state.pending[id] != nil || state.inFlight.contains(id) else { return true }
-                    state.waiters[id, default: []].append((token, continuation))
-                    return false
-                }
-                if ready { return continuation.resume() }
-                // The timer starts once the waiter is registered, so it always finds it (or
-                // finds it woken already).
-                Task.detached { [self] in
+            // The write's landing or the budget's end, whichever comes first.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.waitForWrite(of: id, token: token) }
+                group.addTask {
                     try? await Task.sleep(for: limit)
-                    resume(id, token: token)
+                    self.resume(id, token: token)
                 }
+                await group.next()
+                group.cancelAll()
+                // A timer that ran out before the waiter was registered found nobody to resume.
+                resume(id, token: token)
             }
+        }
+    }
+
+    private func waitForWrite(of id: String, token: UInt64) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Bool in
+                guard state.pending[id] != nil || state.inFlight.contains(id) else { return true }
+                // Given up before it began (the budget ran out first): not registered, so the
+                // resume after the give-up has nothing to miss.
+                if Task.isCancelled { return true }
+                state.waiters[id, default: []].append((token, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
         }
     }
 
@@ -206,8 +222,32 @@ public final class JobWrites: Sendable {
         for waiter in waiters { waiter.continuation.resume() }
     }
 
+    /// Writes changes as they are put here until the service group shuts down (after the
+    /// downloads, which put their last changes here) or the task is cancelled; then what is
+    /// left, tried once.
+    public func run() async {
+        await withGracefulShutdownHandler {
+            while !isStopping {
+                await writePending()
+                guard !isStopping else { break }
+                await wake.wait(upTo: nil) { try await Task.sleep(for: $0) }
+            }
+            await writePending()
+        } onGracefulShutdown: { [self] in
+            stop()
+        }
+    }
+
+    private var isStopping: Bool { Task.isCancelled || state.withLock { $0.stopping } }
+
+    private func stop() {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+        stopped.signal()
+    }
+
     /// Writes what is pending, then what came meanwhile, until nothing is left; waits and
-    /// tries again while the store does not answer.
+    /// tries again while the store does not answer (once only when stopping).
     private func writePending() async {
         while true {
             let batch = state.withLock { state -> [Write] in
@@ -215,7 +255,6 @@ public final class JobWrites: Sendable {
                 let ids = state.takeOrder(limit: cluster == nil ? Self.batchLimit : 1)
                 let batch = ids.compactMap { state.pending.removeValue(forKey: $0) }
                 state.inFlight.formUnion(batch.map(\.job.id))
-                if batch.isEmpty { state.writing = false }
                 return batch
             }
             guard !batch.isEmpty else { return }
@@ -251,7 +290,10 @@ public final class JobWrites: Sendable {
                     }
                     state.order.insert(contentsOf: front, at: 0)
                 }
-                try? await Task.sleep(for: retryDelay)
+                if isStopping { return }
+                // Not woken by new changes (that would try a failing store at their pace): by
+                // the delay, or by a stop.
+                await stopped.wait(upTo: retryDelay) { try await Task.sleep(for: $0) }
             }
         }
     }

@@ -7,15 +7,18 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import SluiceCore
+import SluiceTLS
 
 /// PostgreSQL through PostgresNIO's `PostgresClient` (its pool of connections, which
 /// connects, replaces broken connections and keeps idle ones alive), awaited: a call holds
 /// no thread while it waits.
 ///
-/// The client runs on an event loop of its own, in a task of its own for as long as the
-/// store is open (`PostgresClient.run()`). A call leases a connection from it, bounded by the
-/// call's deadline, and every statement waits until that deadline at most, so a database
-/// that stops answering (a partition) fails calls in `timeout` instead of hanging the node.
+/// The client runs on an event loop of its own (`PostgresClient.run()`, `run()` here): in
+/// `sluice serve` as a service its owner runs beside everything that uses the store and stops
+/// last (`PostgresPool`); opened by itself (a short command, a test), in a task of its own
+/// until `close()`. A call leases a connection from it, bounded by the call's deadline, and
+/// every statement waits until that deadline at most, so a database that stops answering (a
+/// partition) fails calls in `timeout` instead of hanging the node.
 final class PostgresConnections: Sendable {
     let location: PostgresLocation
     let tls: PostgresConnection.Configuration.TLS
@@ -31,7 +34,8 @@ final class PostgresConnections: Sendable {
 
     init(
         location: PostgresLocation, tls: PostgresConnection.Configuration.TLS, clientTLS: PostgresClient.Configuration.TLS,
-        size: Int = 4, timeout: TimeAmount = .seconds(10), idleInTransaction: Duration? = nil, logger: Logger
+        size: Int = 4, timeout: TimeAmount = .seconds(10), idleInTransaction: Duration? = nil, runsItself: Bool = true,
+        logger: Logger
     ) {
         self.location = location
         self.tls = tls
@@ -53,15 +57,41 @@ final class PostgresConnections: Sendable {
             configuration.options.additionalStartupParameters = [("idle_in_transaction_session_timeout", "\(milliseconds)")]
         }
         client = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
+        self.runsItself = runsItself
         // The pool serves leases once `run()` has begun: a lease asked before waits for it.
-        let client = self.client
-        let started = self.started
+        guard runsItself else { return }
         running.withLockedValue {
-            $0 = Task.detached(executorPreference: StoreExecutor.shared) {
-                started.open()
-                await client.run()
-            }
+            $0 = Task(executorPreference: StoreExecutor.shared) { await self.runClient() }
         }
+    }
+
+    /// Connections to `location` with its TLS as `trust` says.
+    static func make(
+        location: PostgresLocation, size: Int = 4, timeout: Duration, idleInTransaction: Duration?, trust: TLSTrust, runsItself: Bool,
+        logger: Logger
+    ) throws -> PostgresConnections {
+        PostgresConnections(
+            location: location, tls: try PostgresTLS.configuration(for: location, trust: trust),
+            clientTLS: try PostgresTLS.clientConfiguration(for: location, trust: trust), size: size,
+            timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))), idleInTransaction: idleInTransaction, runsItself: runsItself,
+            logger: logger
+        )
+    }
+
+    /// Whether the pool runs in a task of its own (until `close()`), or in its owner's
+    /// (`run()`).
+    let runsItself: Bool
+
+    /// Runs the pool until the task is cancelled, then closes its connections and its event
+    /// loop: for an owner that runs it (`PostgresPool`).
+    func run() async {
+        await runClient()
+        try? await group.shutdownGracefully()
+    }
+
+    private func runClient() async {
+        started.open()
+        await client.run()
     }
 
     /// Opens once the pool's `run()` has begun.
@@ -225,6 +255,8 @@ final class PostgresConnections: Sendable {
 
     func close() {
         closed.withLockedValue { $0 = true }
+        // Run by its owner: it stops when the owner's task ends (`run()`).
+        guard runsItself else { return }
         // The pool closes its connections once its task is cancelled; the event loop goes
         // after any connection still in use has been given back and closed.
         running.withLockedValue { $0?.cancel() }

@@ -19,19 +19,29 @@ public final class PostgresJobRepository: ClusterStore {
     let listener: PostgresListener
     let logger: Logger
 
-    /// Connects, applies migrations, and records this node alive.
-    public init(
+    /// Connects, applies migrations, and records this node alive, its pool of connections
+    /// running in a task of its own until `close()` (a short command, a test).
+    public convenience init(
         location: PostgresLocation, nodeName: String, leaseDuration: Duration = .seconds(15),
         timeout: Duration = .seconds(10), trust: TLSTrust = .system, logger: Logger
     ) async throws {
+        let connections = try PostgresConnections.make(
+            location: location, timeout: timeout, idleInTransaction: leaseDuration, trust: trust, runsItself: true, logger: logger
+        )
+        try await self.init(connections: connections, nodeName: nodeName, leaseDuration: leaseDuration, logger: logger)
+    }
+
+    /// The same on a pool its owner runs (`sluice serve`: beside its services, until they
+    /// have all stopped); made with the lease as its `idleInTransaction`.
+    public convenience init(pool: PostgresPool, nodeName: String, leaseDuration: Duration, logger: Logger) async throws {
+        try await self.init(connections: pool.connections, nodeName: nodeName, leaseDuration: leaseDuration, logger: logger)
+    }
+
+    init(connections: PostgresConnections, nodeName: String, leaseDuration: Duration, logger: Logger) async throws {
         self.nodeName = nodeName
         self.leaseDuration = leaseDuration
         self.logger = logger
-        connections = PostgresConnections(
-            location: location, tls: try PostgresTLS.configuration(for: location, trust: trust),
-            clientTLS: try PostgresTLS.clientConfiguration(for: location, trust: trust),
-            timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))), idleInTransaction: leaseDuration, logger: logger
-        )
+        self.connections = connections
         listener = PostgresListener(connections: connections, channel: PostgresSchema.channel, logger: logger)
         do {
             try await connections.checkReachable()

@@ -29,7 +29,10 @@ public struct SluiceService: Sendable {
     let storeHealth: StoreHealth
     /// Webhook deliveries.
     let webhooks: WebhookDispatcher
-    /// A cluster node's heartbeat, rescue, change feed and progress writer (none alone).
+    /// The writers of job changes and checkpoints (`JobWrites`, `CheckpointWriter`).
+    let storeWriters: [any Service]
+    /// A cluster node's lease releases, heartbeat, rescue, change feed and progress writer
+    /// (none alone).
     let clusterServices: [any Service]
     /// aria2's WebSocket notifications, for every client at once.
     let aria2Notifications: Aria2NotificationHub
@@ -40,18 +43,25 @@ public struct SluiceService: Sendable {
     /// The services in the order a `ServiceGroup` must run them. A graceful shutdown stops
     /// them in reverse, each once the one after it has returned (docs/job-service.md,
     /// "Services and shutdown"): webhook deliveries first (at once, as a stop used to cancel
-    /// them); aria2's notifications; a cluster node's loops; the downloads, checkpointed and their changes stored, then the HTTP client
-    /// they and the webhooks share; the HTTP server, draining its connections; last the
-    /// store's health, which the scheduler's shutdown still reads.
-    public var services: [ServiceGroupConfiguration.ServiceConfiguration] {
+    /// them); aria2's notifications; a cluster node's loops; the downloads, checkpointed and
+    /// their changes handed to the writers, then the HTTP client they and the webhooks share;
+    /// the HTTP server, draining its connections; the writers of checkpoints and job changes,
+    /// writing what the downloads left them; last the store's health, which the scheduler's
+    /// shutdown still reads.
+    public var services: [ServiceGroupConfiguration.ServiceConfiguration] { services(serving: true) }
+
+    /// The same without the HTTP server, for routes driven in-process (`routes`).
+    public var servicesWithoutServer: [ServiceGroupConfiguration.ServiceConfiguration] { services(serving: false) }
+
+    private func services(serving: Bool) -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let running: [any Service] =
-            [storeHealth, application, downloads] + clusterServices + [aria2Notifications]
-            + (certificateReloader.map { [$0] } ?? []) + [webhooks]
+            [storeHealth] + storeWriters + (serving ? [application] : []) + [downloads] + clusterServices
+            + [aria2Notifications] + (certificateReloader.map { [$0] } ?? []) + [webhooks]
         return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
 
     /// Stops every download after its checkpoint and closes the HTTP client, for a service
-    /// whose `services` never ran (routes driven in-process).
+    /// whose `services` never ran.
     public func stopJobs() async throws {
         try await downloads.stop()
     }
@@ -65,12 +75,41 @@ public struct SluiceService: Sendable {
     }
 }
 
+/// Builds the service and runs `body` with it (which runs its services). With a cluster's
+/// store, the store's pool of connections (`PostgresPool`) runs beside: from before the store
+/// is opened until `body` has returned, after every service that uses it.
+public func withService<T: Sendable>(
+    configuration: ServiceConfiguration, logger: Logger, onListening: @escaping @Sendable (String) async -> Void = { _ in },
+    _ body: (SluiceService) async throws -> T
+) async throws -> T {
+    guard let store = configuration.store else {
+        return try await body(try await buildService(configuration: configuration, logger: logger, onListening: onListening))
+    }
+    try configuration.validate()
+    let trust = try TLSTrust.make(caFile: configuration.caFile, environment: ProcessInfo.processInfo.environment)
+    let pool = try PostgresPool(location: store, leaseDuration: configuration.lease, trust: trust, logger: logger)
+    return try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
+        group.addTask { await pool.run() }
+        defer { group.cancelAll() }
+        let service = try await buildService(configuration: configuration, pool: pool, logger: logger, onListening: onListening)
+        return try await body(service)
+    }
+}
+
 /// The composition root: data directories, job store, HTTP client, scheduler, origin and
 /// the HTTP application over them.
-/// `onListening` receives the URL once the socket is bound.
+/// `onListening` receives the URL once the socket is bound. A cluster's store opened here runs
+/// its pool of connections in a task of its own; `withService` runs it as a service.
 public func buildService(
     configuration: ServiceConfiguration, logger: Logger,
     onListening: @escaping @Sendable (String) async -> Void = { _ in }
+) async throws -> SluiceService {
+    try await buildService(configuration: configuration, pool: nil, logger: logger, onListening: onListening)
+}
+
+func buildService(
+    configuration: ServiceConfiguration, pool: PostgresPool?, logger: Logger,
+    onListening: @escaping @Sendable (String) async -> Void
 ) async throws -> SluiceService {
     // Before anything is created on disk.
     try configuration.validate()
@@ -123,9 +162,15 @@ public func buildService(
         let repository: any JobRepository
         let tokenStore: any TokenStore
         if let store = configuration.store {
-            let cluster = try await PostgresJobRepository(
-                location: store, nodeName: configuration.nodeName, leaseDuration: configuration.lease, trust: trust, logger: logger
-            )
+            let cluster =
+                if let pool {
+                    try await PostgresJobRepository(
+                        pool: pool, nodeName: configuration.nodeName, leaseDuration: configuration.lease, logger: logger)
+                } else {
+                    try await PostgresJobRepository(
+                        location: store, nodeName: configuration.nodeName, leaseDuration: configuration.lease, trust: trust, logger: logger
+                    )
+                }
             logger.info("node \(configuration.nodeName) of the cluster on \(store.redacted)")
             repository = cluster
             tokenStore = cluster.tokens
@@ -163,7 +208,8 @@ public func buildService(
         return SluiceService(
             application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
             downloads: DownloadService(scheduler: scheduler, client: client, logger: logger),
-            storeHealth: storeHealth, webhooks: webhooks, clusterServices: scheduler.clusterServices,
+            storeHealth: storeHealth, webhooks: webhooks, storeWriters: scheduler.storeWriters,
+            clusterServices: scheduler.clusterServices,
             aria2Notifications: aria2.notifications,
             certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },
             rpcShutdown: RPCShutdownService(shutdown: shutdown, logger: logger)

@@ -222,21 +222,21 @@ struct Serve: AsyncParsableCommand {
         DataPlane.yieldToControlPlane()
         var logger = Logger(label: "sluice")
         logger.logLevel = S.logLevel.text(nil, in: .processEnvironment).flatMap(Logger.Level.init(rawValue:)) ?? .info
-        let service: SluiceService
         do {
-            service = try await buildService(configuration: configuration, logger: logger) { url in
+            try await SluiceServer.withService(configuration: configuration, logger: logger) { url in
                 printLine("Sluice listening on \(url)")
                 printLine("dashboard and openapi.yaml: \(configuration.publicDirectory.map { "from \($0) (--public)" } ?? "built in")")
+            } _: { service in
+                do {
+                    try await service.run(logger: logger)
+                } catch let error as IOError where [EADDRINUSE, EACCES, EADDRNOTAVAIL].contains(error.errnoCode) {
+                    // Taken between the check above and the server's own bind.
+                    printError("sluice: \(ListenCheck.message(errno: error.errnoCode, host: configuration.host, port: configuration.port))")
+                    throw ExitCode.failure
+                }
             }
         } catch let error as SluiceError {
             printError("sluice: \(error.message)")
-            throw ExitCode.failure
-        }
-        do {
-            try await service.run(logger: logger)
-        } catch let error as IOError where [EADDRINUSE, EACCES, EADDRNOTAVAIL].contains(error.errnoCode) {
-            // Taken between the check above and the server's own bind.
-            printError("sluice: \(ListenCheck.message(errno: error.errnoCode, host: configuration.host, port: configuration.port))")
             throw ExitCode.failure
         }
     }

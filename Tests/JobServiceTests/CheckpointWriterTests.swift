@@ -26,23 +26,25 @@ import Testing
     @Test func savesThatComeDuringACommitGoTogetherInTheNext() async throws {
         let store = try await Self.store(jobs: 17)
         let writer = CheckpointWriter(repository: store)
-        store.freeze()
-        let first = Task { try await writer.save(Self.checkpoint("j0", bytes: 1), id: "j0") }
-        // A wait for a state, not a bound on time: in the full parallel pass this test takes
-        // 9-12 s (0.1 s alone), and the commit reached the store after more than 5 s twice.
-        #expect(await waitUntil(.seconds(30)) { store.waiting == 1 })
-        let others = (1...16).map { index in
-            Task { try await writer.save(Self.checkpoint("j\(index)", bytes: Int64(index) * 100), id: "j\(index)") }
+        try await withServices([writer]) { () async throws in
+            store.freeze()
+            let first = Task { try await writer.save(Self.checkpoint("j0", bytes: 1), id: "j0") }
+            // A wait for a state, not a bound on time: in the full parallel pass this test takes
+            // 9-12 s (0.1 s alone), and the commit reached the store after more than 5 s twice.
+            #expect(await waitUntil(.seconds(30)) { store.waiting == 1 })
+            let others = (1...16).map { index in
+                Task { try await writer.save(Self.checkpoint("j\(index)", bytes: Int64(index) * 100), id: "j\(index)") }
+            }
+            #expect(await waitUntil(.seconds(5)) { writer.waiting == 16 })
+            // Queued behind the commit under way, none of them written yet.
+            #expect(store.calls["saveCheckpoints"] == nil)
+            store.thaw()
+            try await first.value
+            for task in others { try await task.value }
+            #expect(store.calls["saveCheckpoints"] == 2)
+            #expect(writer.commits == 2)
+            for index in 1...16 { #expect(try await store.checkpoint(id: "j\(index)")?.writtenBytes == Int64(index) * 100) }
         }
-        #expect(await waitUntil(.seconds(5)) { writer.waiting == 16 })
-        // Queued behind the commit under way, none of them written yet.
-        #expect(store.calls["saveCheckpoints"] == nil)
-        store.thaw()
-        try await first.value
-        for task in others { try await task.value }
-        #expect(store.calls["saveCheckpoints"] == 2)
-        #expect(writer.commits == 2)
-        for index in 1...16 { #expect(try await store.checkpoint(id: "j\(index)")?.writtenBytes == Int64(index) * 100) }
     }
 
     /// A save with no commit under way starts one at once, and a save from a cancelled task
@@ -50,16 +52,32 @@ import Testing
     @Test func aLoneSaveCommitsAtOnceEvenFromACancelledTask() async throws {
         let store = try await Self.store(jobs: 1)
         let writer = CheckpointWriter(repository: store)
-        try await writer.save(Self.checkpoint("j0", bytes: 10), id: "j0")
-        #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 10)
-        let cancelled = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            try await writer.save(Self.checkpoint("j0", bytes: 20), id: "j0")
+        try await withServices([writer]) { () async throws in
+            try await writer.save(Self.checkpoint("j0", bytes: 10), id: "j0")
+            #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 10)
+            let cancelled = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                try await writer.save(Self.checkpoint("j0", bytes: 20), id: "j0")
+            }
+            try await cancelled.value
+            #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 20)
+            try await writer.save(nil, id: "j0")
+            #expect(try await store.checkpoint(id: "j0") == nil)
+            #expect(writer.commits == 3)
         }
-        try await cancelled.value
-        #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 20)
-        try await writer.save(nil, id: "j0")
-        #expect(try await store.checkpoint(id: "j0") == nil)
-        #expect(writer.commits == 3)
+    }
+
+    /// The writer is a service (issue 37, point 2): a save waits for it to run, and once it
+    /// has stopped, a save fails at once rather than wait for ever.
+    @Test func savesAreCommittedByTheRunningServiceAndRefusedOnceItStopped() async throws {
+        let store = try await Self.store(jobs: 1)
+        let writer = CheckpointWriter(repository: store)
+        let early = Task { try await writer.save(Self.checkpoint("j0", bytes: 5), id: "j0") }
+        #expect(await waitUntil(.seconds(30)) { writer.waiting == 1 })
+        #expect(store.calls["saveCheckpoints"] == nil, "nothing is written while the service does not run")
+        try await withServices([writer]) { try await early.value }
+        #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 5)
+        await #expect(throws: SluiceError.self) { try await writer.save(Self.checkpoint("j0", bytes: 9), id: "j0") }
+        #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 5)
     }
 }

@@ -34,15 +34,18 @@ import Testing
                 schedulers.append((scheduler, store, id))
             }
             let stores = schedulers.map(\.1)
-            let frozen = FrozenStores(stores)
-            let resumes = schedulers.map { scheduler, _, id in Task { try await scheduler.resume(id: id) } }
-            // At least one call each: the resume's change is written behind, and its run may make
-            // store calls of its own (a checkpoint, its end) while that write waits.
-            let allWaiting = await waitUntil(.seconds(8), every: .milliseconds(10)) { stores.allSatisfy { $0.waiting >= 1 } }
-            let early = !frozen.thawedByTheTimer
-            frozen.thaw()
-            for resume in resumes { _ = try await resume.value }
-            for (scheduler, _, _) in schedulers { await scheduler.shutdown() }
+            let (allWaiting, early) = try await withServices(schedulers.flatMap(\.0.storeWriters)) {
+                let frozen = FrozenStores(stores)
+                let resumes = schedulers.map { scheduler, _, id in Task { try await scheduler.resume(id: id) } }
+                // At least one call each: the resume's change is written behind, and its run may
+                // make store calls of its own (a checkpoint, its end) while that write waits.
+                let allWaiting = await waitUntil(.seconds(8), every: .milliseconds(10)) { stores.allSatisfy { $0.waiting >= 1 } }
+                let early = !frozen.thawedByTheTimer
+                frozen.thaw()
+                for resume in resumes { _ = try await resume.value }
+                for (scheduler, _, _) in schedulers { await scheduler.shutdown() }
+                return (allWaiting, early)
+            }
             try await client.shutdown()
             #expect(allWaiting && early, "\(count) schedulers waiting on their stores left the test no thread")
         }

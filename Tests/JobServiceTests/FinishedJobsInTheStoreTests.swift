@@ -151,20 +151,22 @@ import Testing
                 configuration: .init(cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents"),
                 repository: store, client: client
             )
-            await scheduler.start()
-            store.holdBulkDeletes()
-            let clearing = Task { try await scheduler.deleteAll(states: [.completed], deleteFile: false) }
-            #expect(await waitUntil(.seconds(10), every: .milliseconds(5)) { store.waiting == 1 }, "the first page waits on the store")
-            // The shutdown asks for the scheduler's turn while the page waits.
-            let asked = Mutex(false)
-            let stopping = Task {
-                asked.withLock { $0 = true }
-                await scheduler.shutdown()
+            let cleared = try await withServices(scheduler.storeWriters) {
+                await scheduler.start()
+                store.holdBulkDeletes()
+                let clearing = Task { try await scheduler.deleteAll(states: [.completed], deleteFile: false) }
+                #expect(await waitUntil(.seconds(10), every: .milliseconds(5)) { store.waiting == 1 }, "the first page waits on the store")
+                // The shutdown asks for the scheduler's turn while the page waits.
+                let asked = Mutex(false)
+                let stopping = Task {
+                    asked.withLock { $0 = true }
+                    await scheduler.shutdown()
+                }
+                #expect(await waitUntil(.seconds(10), every: .milliseconds(1)) { asked.withLock { $0 } })
+                store.releaseBulkDeletes()
+                await stopping.value
+                return try await clearing.value
             }
-            #expect(await waitUntil(.seconds(10), every: .milliseconds(1)) { asked.withLock { $0 } })
-            store.releaseBulkDeletes()
-            await stopping.value
-            let cleared = try await clearing.value
             try await client.shutdown()
             #expect(cleared < 3000, "the clear went on past the shutdown")
             #expect(cleared >= 500)

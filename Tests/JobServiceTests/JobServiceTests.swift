@@ -22,15 +22,21 @@ import Testing
         )
         configuration.settleLimit = settleLimit
         let scheduler = try await JobScheduler(configuration: configuration, repository: store, client: client, engine: engine)
-        await scheduler.start()
         do {
-            try await body(scheduler)
+            try await withServices(scheduler.storeWriters) {
+                await scheduler.start()
+                do {
+                    try await body(scheduler)
+                } catch {
+                    await scheduler.shutdown()
+                    throw error
+                }
+                await scheduler.shutdown()
+            }
         } catch {
-            await scheduler.shutdown()
             try await client.shutdown()
             throw error
         }
-        await scheduler.shutdown()
         try await client.shutdown()
     }
 

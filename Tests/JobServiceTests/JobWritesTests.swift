@@ -21,72 +21,95 @@ import Testing
     @Test func aJobsChangesAreWrittenOnceWithTheLatest() async throws {
         let store = try await Self.store(["a", "b"])
         let writes = JobWrites(repository: store)
-        store.freeze()
-        writes.put(Self.job("a", .running))
-        #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { store.waiting == 1 }, "the first write waits on the store")
-        // Merged while the first is on its way: one more write of each job, with its latest.
-        writes.put(Self.job("a", .paused))
-        writes.put(Self.job("b", .running))
-        writes.put(Self.job("b", .paused))
-        store.thaw()
-        #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { writes.backlog == 0 })
-        #expect(try await store.job(id: "a")?.state == .paused)
-        #expect(try await store.job(id: "b")?.state == .paused)
-        #expect(store.calls["update"] == 3, "a running, then a and b paused: \(store.calls)")
-        #expect(writes.transactions == 2)
+        try await withServices([writes]) { () async throws in
+            store.freeze()
+            writes.put(Self.job("a", .running))
+            #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { store.waiting == 1 }, "the first write waits on the store")
+            // Merged while the first is on its way: one more write of each job, with its latest.
+            writes.put(Self.job("a", .paused))
+            writes.put(Self.job("b", .running))
+            writes.put(Self.job("b", .paused))
+            store.thaw()
+            #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { writes.backlog == 0 })
+            #expect(try await store.job(id: "a")?.state == .paused)
+            #expect(try await store.job(id: "b")?.state == .paused)
+            #expect(store.calls["update"] == 3, "a running, then a and b paused: \(store.calls)")
+            #expect(writes.transactions == 2)
+        }
     }
 
     @Test func whileTheStoreFailsChangesAreKeptAndWrittenOnceItAnswers() async throws {
         let store = try await Self.store(["a", "b"])
         let writes = JobWrites(repository: store, retryDelay: .milliseconds(20))
-        store.fail(true)
-        writes.put(Self.job("a", .paused))
-        writes.put(
-            Self.job("b", .failed),
-            deliveries: [
-                WebhookDelivery(id: "d", jobID: "b", event: .failed, url: "http://127.0.0.1:9/hook", body: "{}", createdAt: Date())
-            ])
-        #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { writes.transactions >= 3 }, "tried again and again")
-        #expect(writes.backlog == 2)
-        store.fail(false)
-        #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { writes.backlog == 0 })
-        #expect(try await store.job(id: "a")?.state == .paused)
-        #expect(try await store.job(id: "b")?.state == .failed)
-        #expect(try await store.deliveries(jobID: "b").map(\.id) == ["d"], "stored with the change, once")
+        try await withServices([writes]) { () async throws in
+            store.fail(true)
+            writes.put(Self.job("a", .paused))
+            writes.put(
+                Self.job("b", .failed),
+                deliveries: [
+                    WebhookDelivery(id: "d", jobID: "b", event: .failed, url: "http://127.0.0.1:9/hook", body: "{}", createdAt: Date())
+                ])
+            #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { writes.transactions >= 3 }, "tried again and again")
+            #expect(writes.backlog == 2)
+            store.fail(false)
+            #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { writes.backlog == 0 })
+            #expect(try await store.job(id: "a")?.state == .paused)
+            #expect(try await store.job(id: "b")?.state == .failed)
+            #expect(try await store.deliveries(jobID: "b").map(\.id) == ["d"], "stored with the change, once")
+        }
     }
 
     @Test func aCommandWaitsForItsWriteWithinItsBudgetOnly() async throws {
         let store = try await Self.store(["a"])
         let writes = JobWrites(repository: store)
-        store.freeze()
-        writes.put(Self.job("a", .paused))
-        let started = ContinuousClock.now
-        await #expect(throws: SluiceError.self) {
-            try await StoreCallBudget.$current.withValue(StoreCallBudget(.milliseconds(300))) { try await writes.stored("a") }
+        try await withServices([writes]) { () async throws in
+            store.freeze()
+            writes.put(Self.job("a", .paused))
+            let started = ContinuousClock.now
+            await #expect(throws: SluiceError.self) {
+                try await StoreCallBudget.$current.withValue(StoreCallBudget(.milliseconds(300))) { try await writes.stored("a") }
+            }
+            let waited = ContinuousClock.now - started
+            // Its budget, and what a parallel test run's load adds (up to 2 s seen); without the
+            // budget it would wait for the thaw, which comes after.
+            #expect(waited >= .milliseconds(250) && waited < .seconds(10), "waited \(waited)")
+            store.thaw()
+            try await writes.stored("a")
+            #expect(!writes.isPending("a"))
+            #expect(try await store.job(id: "a")?.state == .paused)
         }
-        let waited = ContinuousClock.now - started
-        // Its budget, and what a parallel test run's load adds (up to 2 s seen); without the
-        // budget it would wait for the thaw, which comes after.
-        #expect(waited >= .milliseconds(250) && waited < .seconds(10), "waited \(waited)")
-        store.thaw()
-        try await writes.stored("a")
-        #expect(!writes.isPending("a"))
-        #expect(try await store.job(id: "a")?.state == .paused)
     }
 
     @Test func aForgottenJobsPendingChangeIsNotWritten() async throws {
         let store = try await Self.store(["a", "b"])
         let writes = JobWrites(repository: store)
-        store.freeze()
-        writes.put(Self.job("b", .running))
-        #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { store.waiting == 1 })
+        try await withServices([writes]) { () async throws in
+            store.freeze()
+            writes.put(Self.job("b", .running))
+            #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { store.waiting == 1 })
+            writes.put(Self.job("a", .paused))
+            writes.forget("a")
+            #expect(!writes.isPending("a"))
+            store.thaw()
+            #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { writes.backlog == 0 })
+            #expect(try await store.job(id: "a")?.state == .queued)
+            #expect(try await store.job(id: "b")?.state == .running)
+        }
+    }
+
+    /// The writing is a service (issue 37, point 2): a change put while it does not run waits
+    /// for it, and is written once it runs.
+    @Test func changesAreWrittenByTheRunningService() async throws {
+        let store = try await Self.store(["a"])
+        let writes = JobWrites(repository: store)
         writes.put(Self.job("a", .paused))
-        writes.forget("a")
-        #expect(!writes.isPending("a"))
-        store.thaw()
-        #expect(await waitUntil(.seconds(5), every: .milliseconds(5)) { writes.backlog == 0 })
-        #expect(try await store.job(id: "a")?.state == .queued)
-        #expect(try await store.job(id: "b")?.state == .running)
+        #expect(writes.backlog == 1)
+        #expect(store.calls["update"] == nil)
+        try await withServices([writes]) { () async throws in
+            #expect(await waitUntil(.seconds(30), every: .milliseconds(5)) { writes.backlog == 0 })
+        }
+        #expect(try await store.job(id: "a")?.state == .paused)
+        #expect(writes.transactions == 1)
     }
 
     /// Issue 20: a single node's pause wrote its job on the scheduler's own thread, so a

@@ -56,68 +56,71 @@ struct ClusterFinishedJobsTests {
             ] { try await a.insert(job) }
             let client = Fetcher()
             let onB = try await Self.scheduler(b, in: directory, client: client)
+            // Its changes are written behind it, by the writers a group would run.
+            try await withServices(onB.storeWriters) { () async throws in
 
-            // The start loads the live jobs only (it held all five before).
-            #expect(onB.jobs.count == 2)
-            var counts = onB.countsByState()
-            #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.paused] == 2)
-            #expect(try await onB.job(id: "f2")?.error?.message == "refused")
-            #expect(try await onB.list(states: [.completed], limit: 10).map(\.id) == ["c1", "c0"])
-            #expect(try await onB.list(limit: 4).map(\.id) == ["p6", "p3", "f2", "c1"])
-            #expect(try await onB.list(limit: 2, after: "f2").map(\.id) == ["c1", "c0"])
-            let stream = try await onB.subscribe()
-            stream.changes.cancel()
-            #expect(stream.initial.map(\.event.jobID) == ["c0", "c1", "f2", "p3", "p6"])
+                // The start loads the live jobs only (it held all five before).
+                #expect(onB.jobs.count == 2)
+                var counts = onB.countsByState()
+                #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.paused] == 2)
+                #expect(try await onB.job(id: "f2")?.error?.message == "refused")
+                #expect(try await onB.list(states: [.completed], limit: 10).map(\.id) == ["c1", "c0"])
+                #expect(try await onB.list(limit: 4).map(\.id) == ["p6", "p3", "f2", "c1"])
+                #expect(try await onB.list(limit: 2, after: "f2").map(\.id) == ["c1", "c0"])
+                let stream = try await onB.subscribe()
+                stream.changes.cancel()
+                #expect(stream.initial.map(\.event.jobID) == ["c0", "c1", "f2", "p3", "p6"])
 
-            // Another node makes a job waiting for c0, finished long ago and held by no one:
-            // its state is read, so the job waits for nothing (it looked deleted before,
-            // and failed with dependency_failed).
-            try await a.insert(Self.job("q7", .queued, second: 7, after: ["c0"]))
-            await onB.synchronize(full: false)
-            let q7 = try #require(try await onB.job(id: "q7"))
-            #expect(q7.state == .queued && q7.error == nil && q7.waitingFor.isEmpty)
+                // Another node makes a job waiting for c0, finished long ago and held by no one:
+                // its state is read, so the job waits for nothing (it looked deleted before,
+                // and failed with dependency_failed).
+                try await a.insert(Self.job("q7", .queued, second: 7, after: ["c0"]))
+                await onB.synchronize(full: false)
+                let q7 = try #require(try await onB.job(id: "q7"))
+                #expect(q7.state == .queued && q7.error == nil && q7.waitingFor.isEmpty)
 
-            // It completes there: here it is let go, shown as the store has it, counted.
-            var completed = q7
-            completed.state = .completed
-            #expect(try await a.update(completed, expectedState: .queued))
-            let before = onB.events.currentID
-            await onB.synchronize(full: false)
-            // Reads overlap by 2 s: the next one has the row again, shown once all the same
-            // (three times before).
-            await onB.synchronize(full: false)
-            let (subscriber, missed) = onB.events.subscribe(after: before)
-            subscriber.cancel()
-            #expect(missed?.filter { $0.event.jobID == "q7" }.count == 1)
-            #expect(onB.jobs.count == 2)
-            #expect(try await onB.job(id: "q7")?.state == .completed)
-            #expect(onB.countsByState()[.completed] == 3)
+                // It completes there: here it is let go, shown as the store has it, counted.
+                var completed = q7
+                completed.state = .completed
+                #expect(try await a.update(completed, expectedState: .queued))
+                let before = onB.events.currentID
+                await onB.synchronize(full: false)
+                // Reads overlap by 2 s: the next one has the row again, shown once all the same
+                // (three times before).
+                await onB.synchronize(full: false)
+                let (subscriber, missed) = onB.events.subscribe(after: before)
+                subscriber.cancel()
+                #expect(missed?.filter { $0.event.jobID == "q7" }.count == 1)
+                #expect(onB.jobs.count == 2)
+                #expect(try await onB.job(id: "q7")?.state == .completed)
+                #expect(onB.countsByState()[.completed] == 3)
 
-            // Another node removes a finished job: no longer counted here.
-            let beforeRemoval = onB.events.currentID
-            try await a.delete(id: "c0")
-            await onB.synchronize(full: false)
-            #expect(onB.countsByState()[.completed] == 2)
-            // Streams here are told, once (they were not told at all: the node did not hold it).
-            await onB.synchronize(full: false)
-            let (removals, told) = onB.events.subscribe(after: beforeRemoval)
-            removals.cancel()
-            #expect(told?.filter { $0.event.jobID == "c0" }.count == 1)
-            // A full read has the live jobs only, and changes none of it.
-            await onB.synchronize(full: true)
-            #expect(onB.jobs.count == 2)
-            counts = onB.countsByState()
-            #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.paused] == 2)
+                // Another node removes a finished job: no longer counted here.
+                let beforeRemoval = onB.events.currentID
+                try await a.delete(id: "c0")
+                await onB.synchronize(full: false)
+                #expect(onB.countsByState()[.completed] == 2)
+                // Streams here are told, once (they were not told at all: the node did not hold it).
+                await onB.synchronize(full: false)
+                let (removals, told) = onB.events.subscribe(after: beforeRemoval)
+                removals.cancel()
+                #expect(told?.filter { $0.event.jobID == "c0" }.count == 1)
+                // A full read has the live jobs only, and changes none of it.
+                await onB.synchronize(full: true)
+                #expect(onB.jobs.count == 2)
+                counts = onB.countsByState()
+                #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.paused] == 2)
 
-            // A clear of the finished jobs here removes those in the store, a page at a time.
-            let cleared = try await onB.deleteAll(states: JobState.finished, deleteFile: false)
-            #expect(cleared == 3)
-            #expect(try await a.allJobs().map(\.id) == ["p3", "p6"])
-            // p6 waited for c1, which had completed: it waits for nothing now.
-            #expect(try await a.job(id: "p6")?.after == [])
-            counts = try await a.countsByState()
-            #expect((counts[.completed] ?? 0) == 0 && (counts[.failed] ?? 0) == 0 && counts[.paused] == 2)
-            await onB.shutdown()
+                // A clear of the finished jobs here removes those in the store, a page at a time.
+                let cleared = try await onB.deleteAll(states: JobState.finished, deleteFile: false)
+                #expect(cleared == 3)
+                #expect(try await a.allJobs().map(\.id) == ["p3", "p6"])
+                // p6 waited for c1, which had completed: it waits for nothing now.
+                #expect(try await a.job(id: "p6")?.after == [])
+                counts = try await a.countsByState()
+                #expect((counts[.completed] ?? 0) == 0 && (counts[.failed] ?? 0) == 0 && counts[.paused] == 2)
+                await onB.shutdown()
+            }
             try await client.shutdown()
         }
     }

@@ -111,9 +111,11 @@ struct PostgresClusterStoreTests {
         #expect(try await store.checkpoint(id: stale.jobID) == nil)
         // The same through the service's group commit.
         let writer = CheckpointWriter(repository: store)
-        #expect(try await writer.save(checkpoint, lease: leases[1]) == true)
-        #expect(try await writer.save(checkpoint, lease: stale) == false)
-        #expect(try await writer.save(nil, lease: leases[0]) == true)
+        try await withServices([writer]) { () async throws in
+            #expect(try await writer.save(checkpoint, lease: leases[1]) == true)
+            #expect(try await writer.save(checkpoint, lease: stale) == false)
+            #expect(try await writer.save(nil, lease: leases[0]) == true)
+        }
         #expect(try await store.checkpoint(id: leases[0].jobID) == nil)
         #expect(try await store.checkpoint(id: leases[1].jobID) == checkpoint)
     }

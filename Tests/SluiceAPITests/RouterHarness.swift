@@ -7,6 +7,7 @@ import NIOCore
 import SluiceAPI
 import SluiceCore
 import SluiceServer
+import ServiceLifecycle
 import SluiceTestSupport
 
 /// The service's routes driven in-process (Hummingbird's `app.test(.router)`): the real
@@ -34,15 +35,22 @@ struct RouterHarness: Sendable {
             var logger = Logger(label: "test-router")
             logger.logLevel = .critical
             let service = try await buildService(configuration: configuration, logger: logger)
-            do {
-                try await Application(responder: service.routes).test(.router) { client in
-                    try await body(RouterHarness(client: client, token: token))
+            // Every service but the HTTP server runs, as in `sluice serve`, and stops in the
+            // same order.
+            let group = ServiceGroup(configuration: .init(services: service.servicesWithoutServer, logger: logger))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                do {
+                    try await Application(responder: service.routes).test(.router) { client in
+                        try await body(RouterHarness(client: client, token: token))
+                    }
+                } catch {
+                    await group.triggerGracefulShutdown()
+                    throw error
                 }
-            } catch {
-                try? await service.stopJobs()
-                throw error
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
             }
-            try await service.stopJobs()
         }
     }
 

@@ -72,29 +72,30 @@ struct ServiceHarness: Sendable {
             var logger = Logger(label: "test-service")
             logger.logLevel = .critical
             let (urls, continuation) = AsyncStream.makeStream(of: String.self)
-            let service = try await buildService(configuration: configuration, logger: logger) { url in
+            try await withService(configuration: configuration, logger: logger) { url in
                 continuation.yield(url)
                 continuation.finish()
-            }
-            let group = ServiceGroup(configuration: .init(services: service.services, logger: logger))
-            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await group.run() }
-                var iterator = urls.makeAsyncIterator()
-                guard let base = await iterator.next() else { throw CancellationError() }
-                do {
-                    let harness = ServiceHarness(
-                        base: base, data: data, client: client, token: token, jobs: service.jobs, routeTable: service.routeTable)
-                    try await body(harness)
-                    await harness.expectPlainErrors()
-                } catch {
+            } _: { service in
+                let group = ServiceGroup(configuration: .init(services: service.services, logger: logger))
+                let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    tasks.addTask { try await group.run() }
+                    var iterator = urls.makeAsyncIterator()
+                    guard let base = await iterator.next() else { throw CancellationError() }
+                    do {
+                        let harness = ServiceHarness(
+                            base: base, data: data, client: client, token: token, jobs: service.jobs, routeTable: service.routeTable)
+                        try await body(harness)
+                        await harness.expectPlainErrors()
+                    } catch {
+                        await group.triggerGracefulShutdown()
+                        try? await client.shutdown()
+                        throw error
+                    }
                     await group.triggerGracefulShutdown()
-                    try? await client.shutdown()
-                    throw error
+                    try await tasks.waitForAll()
+                    try await client.shutdown()
                 }
-                await group.triggerGracefulShutdown()
-                try await tasks.waitForAll()
-                try await client.shutdown()
             }
         }
     }
