@@ -39,6 +39,14 @@ final class ClusterNode: Sendable {
         return (json as! [String: Any])["id"] as! String
     }
 
+    /// Several jobs in one request (`POST /jobs/batch`): made, and claimed, together.
+    func create(_ urls: [String], connections: Int = 2) async throws -> [String] {
+        let jobs = urls.map { #"{"url":"\#($0)","connections":\#(connections)}"# }.joined(separator: ",")
+        let (status, json) = try await self.json("POST", "/jobs/batch", body: #"{"jobs":[\#(jobs)]}"#)
+        #expect(status == 201)
+        return ((json as? [String: Any])?["jobs"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+    }
+
     func job(_ id: String) async throws -> [String: Any] {
         try await json("GET", "/jobs/\(id)").json as? [String: Any] ?? [:]
     }

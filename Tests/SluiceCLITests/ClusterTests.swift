@@ -83,13 +83,14 @@ struct ClusterTests {
             try await withOrigin(root: directory.path, recorder: recorder) { port in
                 try await withNodes { start in
                     let a = try await start("a", store, shared)
-                    var created: [(id: String, size: Int64, seed: UInt64)] = []
-                    for index in 0..<3 {
-                        let size = Int64(6_000_000 + index)
-                        let seed = UInt64(40 + index)
-                        created.append(
-                            (try await a.create("http://127.0.0.1:\(port)/testdata/\(size)?seed=\(seed)&rate=400000"), size, seed))
-                    }
+                    // Made in one request, so that they are claimed and start together. Made
+                    // one after another, they could start seconds apart under a loaded test
+                    // run, and no moment found all three running past 2.5 MB (it failed once:
+                    // a had finished them all before the kill).
+                    let files = (0..<3).map { index in (size: Int64(6_000_000 + index), seed: UInt64(40 + index)) }
+                    let ids = try await a.create(files.map { "http://127.0.0.1:\(port)/testdata/\($0.size)?seed=\($0.seed)&rate=400000" })
+                    try #require(ids.count == 3)
+                    let created = zip(ids, files).map { (id: $0, size: $1.size, seed: $1.seed) }
                     // Running on a, each with a checkpoint behind it.
                     let running = try await Cluster.waitUntil(.seconds(20)) {
                         var ready = true
