@@ -170,12 +170,67 @@ public final class PostgresJobRepository: ClusterStore {
         }
     }
 
+    /// A batch in one transaction of two statements (it was two a job): one multi-row
+    /// `INSERT` (26 parameters a row, under PostgreSQL's 65,535 a statement: 1,000 rows at
+    /// most, a batch's size), and one notification per job from one `SELECT`.
     public func insert(_ jobs: [JobSnapshot]) async throws {
         guard !jobs.isEmpty else { return }
         try await connections.transaction { [self] connection in
-            for job in jobs { try await insertRow(job, on: connection) }
+            for start in stride(from: 0, to: jobs.count, by: Self.rowsPerInsert) {
+                let rows = jobs[start..<min(start + Self.rowsPerInsert, jobs.count)]
+                _ = try await connections.run(Self.insertQuery(rows), on: connection)
+            }
+            _ = try await connections.run(
+                "SELECT pg_notify(\(PostgresSchema.channel), id) FROM unnest(\(jobs.map(\.id))::text[]) AS id", on: connection)
         }
     }
+
+    static let rowsPerInsert = 1_000
+
+    /// `INSERT INTO job` of `jobs`, each row's values bound as `insertRow` binds them.
+    static func insertQuery(_ jobs: ArraySlice<JobSnapshot>) -> PostgresQuery {
+        var binds = PostgresBindings(capacity: jobs.count * 26)
+        var rows: [String] = []
+        rows.reserveCapacity(jobs.count)
+        for job in jobs {
+            let c = Columns(job)
+            let first = binds.count + 1
+            binds.append(job.id)
+            binds.append(job.url)
+            binds.append(job.state.rawValue)
+            binds.append(job.filename)
+            binds.append(job.requestedFilename)
+            binds.append(job.bytesTotal)
+            binds.append(job.bytesDone)
+            binds.append(job.connections)
+            binds.append(job.resumable)
+            binds.append(job.expectedSHA256)
+            binds.append(job.sha256)
+            binds.append(job.path)
+            binds.append(job.error?.code)
+            binds.append(job.error?.message)
+            binds.append(job.priority)
+            binds.append(c.headers)
+            binds.append(job.createdAt.timeIntervalSince1970)
+            binds.append(job.updatedAt.timeIntervalSince1970)
+            binds.append(c.completedAt)
+            binds.append(c.retryAt)
+            binds.append(c.dependencies)
+            binds.append(job.limitRate)
+            binds.append(job.notify)
+            binds.append(job.proxy)
+            binds.append(job.insecure)
+            binds.append(job.directory)
+            rows.append("(" + (first...binds.count).map { "$\($0)" }.joined(separator: ", ") + ")")
+        }
+        return PostgresQuery(unsafeSQL: "INSERT INTO job (\(insertColumns)) VALUES " + rows.joined(separator: ", "), binds: binds)
+    }
+
+    static let insertColumns = """
+        id, url, state, filename, requested_filename, bytes_total, bytes_done, connections, resumable, expected_sha256, \
+        sha256, path, error_code, error_message, priority, headers, created_at, updated_at, completed_at, retry_at, \
+        dependencies, limit_rate, notify, proxy, insecure, directory
+        """
 
     private func insertRow(_ job: JobSnapshot, on connection: PostgresConnection) async throws {
         let c = Columns(job)

@@ -124,6 +124,42 @@ import Testing
         }
     }
 
+    /// A batch stores each field as a single insert does, with nothing set as with
+    /// everything set, and more jobs than one statement takes (PostgreSQL's batch is one
+    /// multi-row `INSERT` a thousand rows).
+    @Test(arguments: Store.allCases) func aBatchStoresEveryFieldAsASingleInsertDoes(store kind: Store) async throws {
+        try await Self.withStore(kind) { store in
+            var full = Self.job("full", state: .failed, second: 3)
+            full.headers = ["Authorization": "Bearer x", "Accept": "*/*"]
+            full.filename = "full.iso"
+            full.requestedFilename = "asked.iso"
+            full.bytesTotal = 1000
+            full.bytesDone = 400
+            full.resumable = true
+            full.expectedSHA256 = String(repeating: "a", count: 64)
+            full.sha256 = String(repeating: "b", count: 64)
+            full.path = "isos/full.iso"
+            full.error = .init(code: "checksum_mismatch", message: "the file hashes to something else")
+            full.updatedAt = Date(timeIntervalSince1970: 1_800_000_010)
+            full.completedAt = Date(timeIntervalSince1970: 1_800_000_011)
+            full.retryAt = Date(timeIntervalSince1970: 1_800_000_012)
+            full.after = ["a", "b"]
+            full.limitRate = 123_456
+            full.notify = "https://hooks.example.com/x"
+            full.proxy = "http://proxy.example.com:3128"
+            full.insecure = true
+            full.directory = "isos"
+            full.priority = -7
+            let many = (0..<1_100).map { Self.job(String(format: "m%04d", $0), second: 10 + Double($0)) }
+            try await store.insert([Self.job("plain", second: 1), full] + many)
+            let back = try await store.allJobs()
+            #expect(back.count == 1_102)
+            #expect(back.first { $0.id == "full" } == full)
+            #expect(back.first { $0.id == "plain" } == Self.job("plain", second: 1))
+            #expect(back.first { $0.id == "m1099" } == many.last)
+        }
+    }
+
     @Test(arguments: Store.allCases) func aDeleteStoresItsDeliveriesWithIt(store kind: Store) async throws {
         try await Self.withStore(kind) { store in
             try await store.insert(Self.job("a"))
