@@ -71,13 +71,14 @@ public final class CheckpointWriter: Service, Sendable {
                 guard !isStopping else { break }
                 await wake.wait(upTo: nil) { try await Task.sleep(for: $0) }
             }
-            // What came last is committed; a save after this fails at once.
-            state.withLock { $0.stopped = true }
-            await commitPending()
         } onGracefulShutdown: { [self] in
             stopping.withLock { $0 = true }
             wake.signal()
         }
+        // What came last is committed, in a task a cancellation of this one does not reach (a
+        // store call would refuse to start in a cancelled task); a save after this fails at once.
+        state.withLock { $0.stopped = true }
+        await Task { await self.commitPending() }.value
     }
 
     private var isStopping: Bool { Task.isCancelled || stopping.withLock { $0 } }

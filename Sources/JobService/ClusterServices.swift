@@ -94,18 +94,41 @@ final class LeaseReleaser: Service, Sendable, CustomStringConvertible {
         wake.signal()
     }
 
+    /// Until the group shuts down (after the downloads, whose stopped runs give their
+    /// leases back here), then what is left, once.
     func run() async {
         await cancelWhenGracefulShutdown { [self] in
             while !Task.isCancelled {
-                let leases = queue.withLock { queue in
-                    defer { queue = [] }
-                    return queue
-                }
-                for lease in leases {
-                    do { try await cluster.release(lease) } catch { logger.warning("cannot release job \(lease.jobID): \(error)") }
-                }
+                await releaseQueued()
                 await wake.wait(upTo: nil) { try await Task.sleep(for: $0) }
             }
         }
+        // In a task a cancellation of this one does not reach (a store call would refuse to
+        // start in a cancelled task).
+        await Task { await self.releaseQueued() }.value
+    }
+
+    private func releaseQueued() async {
+        let leases = queue.withLock { queue in
+            defer { queue = [] }
+            return queue
+        }
+        for lease in leases {
+            do { try await cluster.release(lease) } catch { logger.warning("cannot release job \(lease.jobID): \(error)") }
+        }
+    }
+}
+
+/// A cluster node's membership, last of the node's services to stop: the node leaves the
+/// cluster (its row removed, so that the others requeue what it held at once) and its store
+/// closes only after everything that writes to the store has stopped.
+struct ClusterMembership: Service, CustomStringConvertible {
+    var description: String { "ClusterMembership" }
+    let scheduler: JobScheduler
+
+    func run() async {
+        // A cancellation (the group failing) leaves too.
+        try? await gracefulShutdown()
+        await Task { await scheduler.leaveCluster() }.value
     }
 }

@@ -434,9 +434,13 @@ extension JobScheduler {
     /// A cluster node's work beside its commands, as services for the group
     /// (`ClusterServices`): none for a single node.
     public nonisolated var clusterServices: [any Service] {
-        guard let cluster, let leaseReleaser else { return [] }
-        return [leaseReleaser] + ClusterServices.make(for: self, cluster: cluster)
+        guard let cluster else { return [] }
+        return ClusterServices.make(for: self, cluster: cluster)
     }
+
+    /// A cluster node's membership (`ClusterMembership`), first in the group so that it stops
+    /// last: none for a single node.
+    public nonisolated var clusterMembership: [any Service] { cluster == nil ? [] : [ClusterMembership(scheduler: self)] }
 
     func signalled(_ signal: ClusterSignal) async {
         guard !isShuttingDown else { return }

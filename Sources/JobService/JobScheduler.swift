@@ -73,10 +73,11 @@ public actor JobScheduler {
     nonisolated let checkpointWriter: CheckpointWriter
     /// Writes the job changes this node decides, behind it, in order (`JobWrites`).
     nonisolated let writes: JobWrites
-    /// The writers of job changes and of checkpoints, as services for the group: they run
-    /// until the downloads have stopped (docs/job-service.md, "Services and shutdown"). A
-    /// scheduler no group runs (a test) runs them itself.
-    public nonisolated var storeWriters: [any Service] { [writes, checkpointWriter] }
+    /// The writers of job changes and of checkpoints, and a cluster node's lease releases,
+    /// as services for the group: they run until the downloads have stopped
+    /// (docs/job-service.md, "Services and shutdown"). A scheduler no group runs (a test) runs
+    /// them itself.
+    public nonisolated var storeWriters: [any Service] { [writes, checkpointWriter] + (leaseReleaser.map { [$0] } ?? []) }
     /// The shared store when this node is one of a cluster's; nil for a single node.
     let cluster: (any ClusterStore)?
     /// Gives stopped runs' leases back to a cluster's store, behind the runner.
@@ -452,11 +453,12 @@ public actor JobScheduler {
         for run in runs.endingRuns { _ = await run.task.value }
         wakeUp?.cancel()
         events.finishAll()
-        // What is decided is stored before the store closes (as long as it answers).
+        // What is decided is stored before the shutdown goes on (as long as the store
+        // answers); a cluster node leaves the cluster later (`ClusterMembership`), once the
+        // writers have stopped.
         await StoreCallBudget.$current.withValue(StoreCallBudget(.seconds(2))) {
             for id in jobs.orderedIDs where writes.isPending(id) { try? await writes.stored(id) }
         }
-        await leaveCluster()
     }
 
     // MARK: Internals

@@ -232,10 +232,13 @@ public final class JobWrites: Service, Sendable {
                 guard !isStopping else { break }
                 await wake.wait(upTo: nil) { try await Task.sleep(for: $0) }
             }
-            await writePending()
         } onGracefulShutdown: { [self] in
             stop()
         }
+        // What is left, tried once, in a task a cancellation of this one does not reach (a
+        // store call would refuse to start in a cancelled task).
+        state.withLock { $0.stopping = true }
+        await Task { await self.writePending() }.value
     }
 
     private var isStopping: Bool { Task.isCancelled || state.withLock { $0.stopping } }

@@ -61,7 +61,8 @@ final class PostgresConnections: Sendable {
         // The pool serves leases once `run()` has begun: a lease asked before waits for it.
         guard runsItself else { return }
         running.withLockedValue {
-            $0 = Task(executorPreference: StoreExecutor.shared) { await self.runClient() }
+            // Detached: not stopped by the graceful shutdown of a group it was opened in.
+            $0 = Task.detached(executorPreference: StoreExecutor.shared) { await self.runClient() }
         }
     }
 
@@ -86,8 +87,16 @@ final class PostgresConnections: Sendable {
     /// loop: for an owner that runs it (`PostgresPool`).
     func run() async {
         await runClient()
+        closed.withLockedValue { $0 = true }
+        // What else uses the event loop (the listener's connection) ends first: a connection
+        // made on a loop that has shut down would never answer.
+        for action in closing.withLockedValue({ $0 }) { await action() }
         try? await group.shutdownGracefully()
     }
+
+    /// Run when the pool's owner ends its run, before the event loop shuts down.
+    func onClose(_ action: @escaping @Sendable () async -> Void) { closing.withLockedValue { $0.append(action) } }
+    private let closing = NIOLockedValueBox<[@Sendable () async -> Void]>([])
 
     private func runClient() async {
         started.open()

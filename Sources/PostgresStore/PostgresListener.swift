@@ -18,6 +18,7 @@ final class PostgresListener: Sendable {
         self.connections = connections
         self.channel = channel
         self.logger = logger
+        connections.onClose { [weak self] in await self?.stopAndWait() }
     }
 
     func signals() -> AsyncStream<ClusterSignal> {
@@ -30,12 +31,22 @@ final class PostgresListener: Sendable {
     }
 
     func stop() {
+        _ = stopping()
+    }
+
+    /// Stops listening and returns once the listening task has ended.
+    func stopAndWait() async {
+        await stopping()?.value
+    }
+
+    private func stopping() -> Task<Void, Never>? {
         let (task, continuations) = state.withLockedValue { state in
             defer { state = (nil, []) }
             return state
         }
         task?.cancel()
         for continuation in continuations { continuation.finish() }
+        return task
     }
 
     private func send(_ signal: ClusterSignal) {

@@ -31,9 +31,10 @@ public struct SluiceService: Sendable {
     let webhooks: WebhookDispatcher
     /// The writers of job changes and checkpoints (`JobWrites`, `CheckpointWriter`).
     let storeWriters: [any Service]
-    /// A cluster node's lease releases, heartbeat, rescue, change feed and progress writer
-    /// (none alone).
+    /// A cluster node's heartbeat, rescue, change feed and progress writer (none alone).
     let clusterServices: [any Service]
+    /// A cluster node's leaving the cluster, after every other service (none alone).
+    let clusterMembership: [any Service]
     /// aria2's WebSocket notifications, for every client at once.
     let aria2Notifications: Aria2NotificationHub
     let certificateReloader: CertificateReloader?
@@ -45,9 +46,10 @@ public struct SluiceService: Sendable {
     /// "Services and shutdown"): webhook deliveries first (at once, as a stop used to cancel
     /// them); aria2's notifications; a cluster node's loops; the downloads, checkpointed and
     /// their changes handed to the writers, then the HTTP client they and the webhooks share;
-    /// the HTTP server, draining its connections; the writers of checkpoints and job changes,
-    /// writing what the downloads left them; last the store's health, which the scheduler's
-    /// shutdown still reads.
+    /// the HTTP server, draining its connections; a cluster node's lease releases and the
+    /// writers of checkpoints and job changes, writing what the downloads left them; the
+    /// store's health, which the scheduler's shutdown still reads; last a cluster node's
+    /// leaving the cluster, which closes its store.
     public var services: [ServiceGroupConfiguration.ServiceConfiguration] { services(serving: true) }
 
     /// The same without the HTTP server, for routes driven in-process (`routes`).
@@ -55,7 +57,7 @@ public struct SluiceService: Sendable {
 
     private func services(serving: Bool) -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let running: [any Service] =
-            [storeHealth] + storeWriters + (serving ? [application] : []) + [downloads] + clusterServices
+            clusterMembership + [storeHealth] + storeWriters + (serving ? [application] : []) + [downloads] + clusterServices
             + [aria2Notifications] + (certificateReloader.map { [$0] } ?? []) + [webhooks]
         return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
@@ -209,7 +211,7 @@ func buildService(
             application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
             downloads: DownloadService(scheduler: scheduler, client: client, logger: logger),
             storeHealth: storeHealth, webhooks: webhooks, storeWriters: scheduler.storeWriters,
-            clusterServices: scheduler.clusterServices,
+            clusterServices: scheduler.clusterServices, clusterMembership: scheduler.clusterMembership,
             aria2Notifications: aria2.notifications,
             certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },
             rpcShutdown: RPCShutdownService(shutdown: shutdown, logger: logger)

@@ -1,6 +1,7 @@
 import DownloadEngine
 import Foundation
 import JobService
+import JobStore
 import SluiceCore
 import SluiceTestSupport
 import Testing
@@ -79,5 +80,25 @@ import Testing
         #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 5)
         await #expect(throws: SluiceError.self) { try await writer.save(Self.checkpoint("j0", bytes: 9), id: "j0") }
         #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 5)
+    }
+
+    /// A writer cancelled rather than shut down gracefully still commits the saves it took
+    /// (they failed: a store call in the cancelled task refuses to start).
+    @Test func aCancelledWriterStillCommitsTheSavesItTook() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try SQLiteJobRepository(path: directory.path + "/sluice.sqlite")
+            try await store.insert(
+                JobSnapshot(id: "j0", url: "https://example.com/j0", state: .running, connections: 1, priority: 0, createdAt: Date()))
+            let writer = CheckpointWriter(repository: store)
+            let save = Task { try await writer.save(Self.checkpoint("j0", bytes: 7), id: "j0") }
+            #expect(await waitUntil(.seconds(30)) { writer.waiting == 1 })
+            let cancelled = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                await writer.run()
+            }
+            await cancelled.value
+            try await save.value
+            #expect(try await store.checkpoint(id: "j0")?.writtenBytes == 7)
+        }
     }
 }

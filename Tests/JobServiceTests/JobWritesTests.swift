@@ -1,4 +1,5 @@
 import Foundation
+import JobStore
 @testable import JobService
 import SluiceCore
 import SluiceTestSupport
@@ -110,6 +111,25 @@ import Testing
         }
         #expect(try await store.job(id: "a")?.state == .paused)
         #expect(writes.transactions == 1)
+    }
+
+    /// A service cancelled rather than shut down gracefully (the group failing, a test's
+    /// end) still writes what is left: a store call in the cancelled task itself would refuse
+    /// to start (GRDB checks for cancellation), and the change was lost (a second reading).
+    @Test func aCancelledServiceStillWritesWhatIsLeft() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try SQLiteJobRepository(path: directory.path + "/sluice.sqlite")
+            try await store.insert(Self.job("a", .queued))
+            let writes = JobWrites(repository: store)
+            writes.put(Self.job("a", .paused))
+            let cancelled = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                await writes.run()
+            }
+            await cancelled.value
+            #expect(writes.backlog == 0)
+            #expect(try await store.job(id: "a")?.state == .paused)
+        }
     }
 
     /// Issue 20: a single node's pause wrote its job on the scheduler's own thread, so a
