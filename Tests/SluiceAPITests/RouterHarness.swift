@@ -16,6 +16,10 @@ import SluiceTestSupport
 struct RouterHarness: Sendable {
     let client: any TestClientProtocol
     let token: String?
+    /// The service's data directory.
+    let data: String
+    /// Every route as `METHOD /path/{parameter}`.
+    let routeTable: [String]
 
     struct Reply: JSONReply {
         var status: Int
@@ -23,33 +27,34 @@ struct RouterHarness: Sendable {
         var body: ByteBuffer
 
         var bodyData: Data { Data(body.readableBytesView) }
+
+        func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { headers[$0] } }
     }
 
+    /// The service (on SQLite, or on PostgreSQL in `scripts/test.sh`'s second run, as
+    /// `ServiceHarness`) with every service but the HTTP server running, as in `sluice
+    /// serve`, stopped in the same order after `body`.
     static func with(token: String? = nil, _ body: @Sendable (RouterHarness) async throws -> Void) async throws {
         try await withTemporaryDirectory { directory in
-            var configuration = ServiceConfiguration(
-                host: "127.0.0.1", port: 0, dataDirectory: directory.path + "/data", token: token,
-                retry: RetryPolicy(base: 0.02, maximum: 0.1), stallTimeout: 5
-            )
-            configuration.publicDirectory = ServiceHarness.repositoryPublic
+            let data = directory.path + "/data"
+            let configuration = try ServiceHarness.configuration(data: data, token: token)
             var logger = Logger(label: "test-router")
             logger.logLevel = .critical
-            let service = try await buildService(configuration: configuration, logger: logger)
-            // Every service but the HTTP server runs, as in `sluice serve`, and stops in the
-            // same order.
-            let group = ServiceGroup(configuration: .init(services: service.servicesWithoutServer, logger: logger))
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await group.run() }
-                do {
-                    try await Application(responder: service.routes).test(.router) { client in
-                        try await body(RouterHarness(client: client, token: token))
+            try await withService(configuration: configuration, logger: logger) { service in
+                let group = ServiceGroup(configuration: .init(services: service.servicesWithoutServer, logger: logger))
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    tasks.addTask { try await group.run() }
+                    do {
+                        try await Application(responder: service.routes).test(.router) { client in
+                            try await body(RouterHarness(client: client, token: token, data: data, routeTable: service.routeTable))
+                        }
+                    } catch {
+                        await group.triggerGracefulShutdown()
+                        throw error
                     }
-                } catch {
                     await group.triggerGracefulShutdown()
-                    throw error
+                    try await tasks.waitForAll()
                 }
-                await group.triggerGracefulShutdown()
-                try await tasks.waitForAll()
             }
         }
     }
@@ -64,6 +69,17 @@ struct RouterHarness: Sendable {
         let response = try await client.execute(
             uri: path, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) }
         )
+        return Reply(status: Int(response.status.code), headers: response.headers, body: response.body)
+    }
+
+    /// A request by its method's name, with exactly these headers (no token unless given),
+    /// as `ServiceHarness.raw` sends one.
+    func raw(_ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil) async throws -> Reply {
+        guard let method = HTTPRequest.Method(method) else { throw RawHTTPClient.Failure(description: "no method \(method)") }
+        var fields = HTTPFields()
+        for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
+        if body != nil, fields[.contentType] == nil { fields[.contentType] = "application/json" }
+        let response = try await client.execute(uri: path, method: method, headers: fields, body: body.map { ByteBuffer(string: $0) })
         return Reply(status: Int(response.status.code), headers: response.headers, body: response.body)
     }
 }

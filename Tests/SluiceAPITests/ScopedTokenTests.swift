@@ -8,15 +8,16 @@ import Testing
 
 /// Named tokens with a scope (issue 22): every route and every aria2 method answers by the
 /// presented token's scope, the table taken from the router's routes and the service's
-/// method list, so a route or method added later is checked too.
+/// method list, so a route or method added later is checked too. In process: the router
+/// answers by the token, whatever carries the request.
 @Suite struct ScopedTokenTests {
     static let master = "master-token"
 
     /// A token of each scope, made through `POST /tokens` with the service's token.
-    static func secrets(_ service: ServiceHarness) async throws -> [TokenScope: String] {
+    static func secrets(_ service: RouterHarness) async throws -> [TokenScope: String] {
         var secrets: [TokenScope: String] = [:]
         for scope in TokenScope.allCases {
-            let reply = try await service.request(.POST, "/tokens", json: #"{"name":"t-\#(scope.rawValue)","scope":"\#(scope.rawValue)"}"#)
+            let reply = try await service.request(.post, "/tokens", json: #"{"name":"t-\#(scope.rawValue)","scope":"\#(scope.rawValue)"}"#)
             #expect(reply.status == 201)
             secrets[scope] = try #require(try reply.json()["token"] as? String)
         }
@@ -36,7 +37,7 @@ import Testing
     static let open: Set<String> = ["/healthz", "/openapi.yaml", "/jsonrpc"]
 
     @Test func everyRouteAnswersByTheTokensScope() async throws {
-        try await ServiceHarness.with(token: Self.master) { service in
+        try await RouterHarness.with(token: Self.master) { service in
             let secrets = try await Self.secrets(service)
             #expect(service.routeTable.count > 20, "\(service.routeTable)")
             for entry in service.routeTable {
@@ -71,17 +72,17 @@ import Testing
     }
 
     @Test func everyAria2MethodAnswersByTheTokensScope() async throws {
-        try await ServiceHarness.with(token: Self.master) { service in
+        try await RouterHarness.with(token: Self.master) { service in
             let secrets = try await Self.secrets(service)
             let list = try await service.raw("POST", "/jsonrpc", body: #"{"jsonrpc":"2.0","id":1,"method":"system.listMethods"}"#)
-            let methods = try #require(try JSONSerialization.jsonObject(with: Data(list.body)) as? [String: Any])["result"] as? [String]
+            let methods = try #require(try JSONSerialization.jsonObject(with: list.bodyData) as? [String: Any])["result"] as? [String]
             #expect((methods?.count ?? 0) > 30)
             for method in methods ?? [] where !method.hasPrefix("system.") {
                 let needed = Aria2Scope.required(method: method)
                 for scope in TokenScope.allCases {
                     let call = #"{"jsonrpc":"2.0","id":1,"method":"\#(method)","params":["token:\#(secrets[scope]!)","0000000000000000"]}"#
                     let reply = try await service.raw("POST", "/jsonrpc", body: call)
-                    let answer = try #require(try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any])
+                    let answer = try #require(try JSONSerialization.jsonObject(with: reply.bodyData) as? [String: Any])
                     let message = (answer["error"] as? [String: Any])?["message"] as? String ?? ""
                     if scope.allows(needed) {
                         #expect(message != "Unauthorized" && !message.hasPrefix("Forbidden"), "\(method) with a \(scope) token: \(message)")
@@ -91,27 +92,27 @@ import Testing
                 }
                 let wrong = try await service.raw(
                     "POST", "/jsonrpc", body: #"{"jsonrpc":"2.0","id":1,"method":"\#(method)","params":["token:guess"]}"#)
-                #expect(String(decoding: wrong.body, as: UTF8.self).contains(#""Unauthorized""#), "\(method)")
+                #expect(String(decoding: wrong.bodyData, as: UTF8.self).contains(#""Unauthorized""#), "\(method)")
             }
         }
     }
 
     @Test func tokensAreMadeListedAndRevokedByAnAdmin() async throws {
-        try await ServiceHarness.with(token: Self.master) { service in
-            let made = try await service.request(.POST, "/tokens", json: #"{"name":"firefox","scope":"add"}"#)
+        try await RouterHarness.with(token: Self.master) { service in
+            let made = try await service.request(.post, "/tokens", json: #"{"name":"firefox","scope":"add"}"#)
             #expect(made.status == 201)
             let secret = try #require(try made.json()["token"] as? String)
             #expect(secret.hasPrefix("sluice_") && secret.count > 40)
             // The secret is shown once: never listed, never stored.
-            let listed = try await service.request(.GET, "/tokens")
-            #expect(!String(decoding: listed.body, as: UTF8.self).contains(secret))
+            let listed = try await service.request(.get, "/tokens")
+            #expect(!String(decoding: listed.bodyData, as: UTF8.self).contains(secret))
             #expect((try listed.json()["tokens"] as? [[String: Any]])?.map { $0["name"] as? String } == ["firefox"])
-            #expect(try await service.request(.POST, "/tokens", json: #"{"name":"firefox","scope":"read"}"#).status == 409)
+            #expect(try await service.request(.post, "/tokens", json: #"{"name":"firefox","scope":"read"}"#).status == 409)
             for bad in [
                 #"{"name":"a b","scope":"add"}"#, #"{"name":"x","scope":"root"}"#, #"{"name":"x"}"#,
                 #"{"name":"x","scope":"add","extra":1}"#,
             ] {
-                let refused = try await service.request(.POST, "/tokens", json: bad)
+                let refused = try await service.request(.post, "/tokens", json: bad)
                 #expect(refused.status == 400, "\(bad)")
             }
             // An add token adds, and may not manage tokens.
@@ -120,16 +121,16 @@ import Testing
             #expect(job.status == 201)
             #expect(try await service.raw("GET", "/tokens", headers: addHeader).status == 403)
             // Revoked on this node: refused at once.
-            #expect(try await service.request(.DELETE, "/tokens/firefox").status == 204)
+            #expect(try await service.request(.delete, "/tokens/firefox").status == 204)
             #expect(try await service.raw("GET", "/jobs", headers: addHeader).status == 401)
-            #expect(try await service.request(.DELETE, "/tokens/firefox").status == 404)
+            #expect(try await service.request(.delete, "/tokens/firefox").status == 404)
         }
     }
 
     @Test func aTokenMadeInTheStoreByAnotherProcessIsAccepted() async throws {
         // `sluice token create --data DIR` writes the service's SQLite store beside it.
         guard !ServiceHarness.onPostgres else { return }
-        try await ServiceHarness.with(token: Self.master) { service in
+        try await RouterHarness.with(token: Self.master) { service in
             let store = try SQLiteJobRepository(path: service.data + "/sluice.sqlite")
             let (_, secret) = try await TokenRegistry(master: nil, store: store).create(name: "cli", scope: .read)
             let header = ["Authorization": "Bearer \(secret)"]

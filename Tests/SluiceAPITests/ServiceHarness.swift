@@ -57,17 +57,7 @@ struct ServiceHarness: Sendable {
     ) async throws {
         try await withTemporaryDirectory { directory in
             let data = dataDirectory ?? directory.path + "/data"
-            var configuration = ServiceConfiguration(
-                host: "127.0.0.1", port: 0, dataDirectory: data, maxActive: maxActive, token: token, limitRate: limitRate,
-                retry: RetryPolicy(base: 0.02, maximum: 0.1), stallTimeout: 5
-            )
-            configuration.originRoot = data + "/documents"
-            configuration.publicDirectory = Self.repositoryPublic
-            // The same tests against the cluster's store: `scripts/test.sh` runs them again so.
-            if ProcessInfo.processInfo.environment["SLUICE_TEST_STORE"] == "postgres" {
-                configuration.store = try PostgresLocation(TestPostgres.database(for: data))
-            }
-            configuration.storeBudget = storeBudget
+            var configuration = try Self.configuration(data: data, token: token, maxActive: maxActive, limitRate: limitRate)
             configure(&configuration)
             var logger = Logger(label: "test-service")
             logger.logLevel = .critical
@@ -98,6 +88,20 @@ struct ServiceHarness: Sendable {
                 }
             }
         }
+    }
+
+    /// The service the API tests run, on the data directory `data`: on SQLite, or on a
+    /// PostgreSQL database of its own when `scripts/test.sh` runs the suites again so.
+    static func configuration(data: String, token: String?, maxActive: Int = 3, limitRate: Int64? = nil) throws -> ServiceConfiguration {
+        var configuration = ServiceConfiguration(
+            host: "127.0.0.1", port: 0, dataDirectory: data, maxActive: maxActive, token: token, limitRate: limitRate,
+            retry: RetryPolicy(base: 0.02, maximum: 0.1), stallTimeout: 5
+        )
+        configuration.originRoot = data + "/documents"
+        configuration.publicDirectory = Self.repositoryPublic
+        if onPostgres { configuration.store = try PostgresLocation(TestPostgres.database(for: data)) }
+        configuration.storeBudget = storeBudget
+        return configuration
     }
 
     /// Issue 36, on every error path the API tests reach: no failed job's message, as the
