@@ -287,27 +287,3 @@ final class PostgresConnections: Sendable {
         SluiceError(.storeUnavailable, "the job store cannot be used: \(message)")
     }
 }
-
-/// Waits until opened, once; open for good after.
-final class Gate: Sendable {
-    private let state = NIOLockedValueBox<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func open() {
-        let waiting = state.withLockedValue { state in
-            state.open = true
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for waiter in waiting { waiter.resume() }
-    }
-
-    func passed() async {
-        await withCheckedContinuation { continuation in
-            let open = state.withLockedValue { state in
-                if !state.open { state.waiting.append(continuation) }
-                return state.open
-            }
-            if open { continuation.resume() }
-        }
-    }
-}

@@ -187,7 +187,7 @@ public final class PostgresJobRepository: ClusterStore {
 
     static let rowsPerInsert = 1_000
 
-    /// `INSERT INTO job` of `jobs`, each row's values bound as `insertRow` binds them.
+    /// `INSERT INTO job` of `jobs` (one for a single create, up to `rowsPerInsert` for a batch).
     static func insertQuery(_ jobs: ArraySlice<JobSnapshot>) -> PostgresQuery {
         var binds = PostgresBindings(capacity: jobs.count * 26)
         var rows: [String] = []
@@ -233,20 +233,7 @@ public final class PostgresJobRepository: ClusterStore {
         """
 
     private func insertRow(_ job: JobSnapshot, on connection: PostgresConnection) async throws {
-        let c = Columns(job)
-        _ = try await connections.run(
-            """
-            INSERT INTO job (id, url, state, filename, requested_filename, bytes_total, bytes_done, connections,
-                resumable, expected_sha256, sha256, path, error_code, error_message, priority, headers, created_at,
-                updated_at, completed_at, retry_at, dependencies, limit_rate, notify, proxy, insecure, directory)
-            VALUES (\(job.id), \(job.url), \(job.state.rawValue), \(job.filename), \(job.requestedFilename),
-                \(job.bytesTotal), \(job.bytesDone), \(job.connections), \(job.resumable), \(job.expectedSHA256),
-                \(job.sha256), \(job.path), \(job.error?.code), \(job.error?.message), \(job.priority), \(c.headers),
-                \(job.createdAt.timeIntervalSince1970), \(job.updatedAt.timeIntervalSince1970), \(c.completedAt),
-                \(c.retryAt), \(c.dependencies), \(job.limitRate), \(job.notify), \(job.proxy), \(job.insecure),
-                \(job.directory))
-            """, on: connection
-        )
+        _ = try await connections.run(Self.insertQuery([job][...]), on: connection)
         _ = try await connections.run("SELECT pg_notify(\(PostgresSchema.channel), \(job.id))", on: connection)
     }
 

@@ -91,7 +91,7 @@ final class ScriptedRun: DownloadRun {
     /// Lets a committed run finish (its `finish` step, which a cancelled stream of steps
     /// could not deliver).
     func finishCommitted() { finishing.open() }
-    private let finishing = OneTimeGate()
+    private let finishing = Gate()
 
     private func save(_ bytes: Int64, total: Int64) async throws {
         let checkpoint = DownloadCheckpoint(
@@ -106,28 +106,4 @@ final class ScriptedRun: DownloadRun {
     /// Whether the runner stopped the run (cancelled its task) after it committed.
     var stopAsked: Bool { state.withLock { $0.stopAsked } }
     var checkpointedBytes: Int64? { state.withLock { $0.checkpointed } }
-}
-
-/// Waits until opened, once; open for good after. Not ended by a cancellation.
-final class OneTimeGate: Sendable {
-    private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func open() {
-        let waiting = state.withLock { state in
-            state.open = true
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for waiter in waiting { waiter.resume() }
-    }
-
-    func passed() async {
-        await withCheckedContinuation { continuation in
-            let open = state.withLock { state in
-                if !state.open { state.waiting.append(continuation) }
-                return state.open
-            }
-            if open { continuation.resume() }
-        }
-    }
 }
