@@ -42,14 +42,7 @@ extension Download {
         var intent = state.checkpoint(url: url) ?? DownloadCheckpoint(url: url)
         intent.placement = .init(device: identity.device, inode: identity.inode, size: size, sha256: digest, fileName: name)
         try await saveWaitingForStore(intent)
-        let path: String
-        if let root = target.root, case .directory(let directory) = target.destination, directory.hasPrefix(root + "/") {
-            // aria2's `dir`: opened beneath the documents, the file linked into what was opened.
-            path = try FilePlacement.place(
-                target.partialPath, under: root, in: String(directory.dropFirst(root.count + 1)), name: name)
-        } else {
-            path = try FilePlacement.place(target.partialPath, at: target.destination, name: name)
-        }
+        let path = try target.place(name: name)
         // Placed: the download has succeeded whatever happens next. The intent stays until
         // the owner records the result (the job store clears it in the same write that
         // saves `completed`; `sluice get` removes it), so a crash before then is reconciled.

@@ -43,7 +43,9 @@ extension JobScheduler {
             }
         }
         await stored(ids)
-        return ids.compactMap { jobs[$0] }
+        var resumed: [JobSnapshot] = []
+        for id in ids { if let now = try? await answer(id) { resumed.append(now) } }
+        return resumed
     }
 
     /// Deletes every job in `states` (each still in one of them when its turn comes);

@@ -41,8 +41,7 @@ extension JobScheduler {
         perform(machine.editEnded(jobs[id], id: id, dependenciesComplete: complete))
         try outcome.get()
         await stored([id])
-        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
-        return job
+        return try await answer(id)
     }
 
     private func applyEdit(id: String, _ patch: JobPatch) async throws {

@@ -348,7 +348,14 @@ public actor JobScheduler {
     public func resume(id: String) async throws -> JobSnapshot {
         try await resumeHeld(id: id)
         await stored([id])
-        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+        return try await answer(id)
+    }
+
+    /// The job as a command answers it: from the table, or from the store when it has
+    /// finished and left the table meanwhile (a resumed job whose run failed at once; the
+    /// answer was 404 "no job").
+    func answer(_ id: String) async throws -> JobSnapshot {
+        guard let job = try await jobInPlace(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
         return job
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import JobService
+public import JobService
 public import SluiceAPI
 public import SluiceCore
 
@@ -39,6 +39,9 @@ public struct ServiceConfiguration: Sendable {
     public var releaseSlotAfter: Duration = .seconds(30)
     /// Waits, rates and stalls are measured on this clock (tests pass a faster one).
     public var clock: ElapsedClock = .continuous
+    /// What runs each download: nil for the real engine on the service's client; tests of
+    /// the API in process give one that needs no socket.
+    public var engine: (any RunEngine)?
     /// Open connections at most; further ones wait in the listen backlog.
     public var maxConnections: Int = 4096
     /// How long a new connection may take to send its request head.

@@ -192,7 +192,7 @@ func buildService(
         let storeHealth = StoreHealth(repository: repository)
         let scheduler = try await JobScheduler(
             configuration: schedulerConfiguration, repository: repository, client: client, webhooks: webhooks,
-            storeHealth: storeHealth, metrics: metrics, logger: logger
+            storeHealth: storeHealth, metrics: metrics, logger: logger, engine: configuration.engine
         )
         let origin = try RangeOrigin(root: configuration.originRoot, metrics: metrics)
         let shutdown = RPCShutdown()

@@ -83,4 +83,26 @@ import Testing
             #expect(engine.runs.count == 1)
         }
     }
+
+    /// A resume whose run fails at once answers the job as its failure left it. It answered
+    /// 404 "no job" when the failed job had been stored and left the table before the
+    /// answer was read (the in-process API tests, where a 404 comes back at once).
+    @Test func aResumeWhoseRunFailsAtOnceAnswersTheFailedJob() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = InMemoryJobRepository()
+            let engine = ScriptedEngine()
+            engine.failRuns(with: SluiceError(.httpStatus, "the server answered HTTP 404"))
+            try await JobServiceTests.withScheduler(directory, store: store, engine: engine) { scheduler in
+                let id = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/file")).job.id
+                #expect(await waitUntil(.seconds(30), every: .milliseconds(5)) { (try? await scheduler.job(id: id))??.state == .failed })
+                for attempt in 1...5 {
+                    let answer = try await scheduler.resume(id: id)
+                    #expect([.queued, .running, .failed].contains(answer.state), "attempt \(attempt)")
+                    #expect(
+                        await waitUntil(.seconds(30), every: .milliseconds(5)) { (try? await scheduler.job(id: id))??.state == .failed })
+                }
+                #expect(engine.runs.count == 6)
+            }
+        }
+    }
 }

@@ -9,9 +9,13 @@ import Synchronization
 /// it reported, as the real engine does at every stop. No socket, no file.
 final class ScriptedEngine: RunEngine {
     private let made = Mutex<[ScriptedRun]>([])
+    private let failure = Mutex<SluiceError?>(nil)
+
+    /// Every run made from now on fails at once with `error`, before any step.
+    func failRuns(with error: SluiceError?) { failure.withLock { $0 = error } }
 
     func makeRun(_ request: RunRequest) -> any DownloadRun {
-        let run = ScriptedRun(request)
+        let run = ScriptedRun(request, failing: failure.withLock { $0 })
         made.withLock { $0.append(run) }
         return run
     }
@@ -40,8 +44,11 @@ final class ScriptedRun: DownloadRun {
     private let state = Mutex<(bytes: Int64, total: Int64, checkpointed: Int64?, committed: Bool, stopAsked: Bool)>(
         (0, 0, nil, false, false))
 
-    init(_ request: RunRequest) {
+    private let failure: SluiceError?
+
+    init(_ request: RunRequest, failing failure: SluiceError? = nil) {
         self.request = request
+        self.failure = failure
         (events, reporter) = AsyncStream.makeStream(of: DownloadEvent.self)
         (steps, stepper) = AsyncStream.makeStream(of: Step.self)
     }
@@ -51,6 +58,7 @@ final class ScriptedRun: DownloadRun {
 
     func run() async throws -> DownloadResult {
         defer { reporter.finish() }
+        if let failure { throw failure }
         for await step in steps {
             switch step {
             case .progress(let bytes, let total):

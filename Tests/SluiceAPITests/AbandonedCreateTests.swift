@@ -37,7 +37,7 @@ struct AbandonedCreateTests {
         try await ServiceHarness.with(configure: { $0.store = try? PostgresLocation(database) }) { service in
             try TestPostgres.sql(Self.slowCommit, database: database)
             let url = service.testdata("/testdata/1M?slow-commit=1")
-            let reply = try await service.send(.POST, "/jobs", ["url": url, "paused": true])
+            let reply = try await service.send(.post, "/jobs", ["url": url, "paused": true])
             #expect(reply.status == 503)
             #expect(reply.errorCode == "store_unavailable")
             // The row lands after the answer...
@@ -53,7 +53,7 @@ struct AbandonedCreateTests {
             let listed = try await service.request(.GET, "/jobs").json()["jobs"] as? [[String: Any]]
             #expect(listed?.isEmpty == true, "\(listed ?? [])")
             // A create of the same URL after the store answers is made as usual.
-            let again = try await service.send(.POST, "/jobs", ["url": service.testdata("/testdata/1M"), "paused": true])
+            let again = try await service.send(.post, "/jobs", ["url": service.testdata("/testdata/1M"), "paused": true])
             #expect(again.status == 201)
         }
     }

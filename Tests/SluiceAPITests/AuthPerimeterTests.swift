@@ -34,7 +34,7 @@ import NIOHTTP1
     static let token = "s3cret-token"
 
     @Test func noSpellingOfAGuardedRouteAnswersWithoutTheToken() async throws {
-        try await ServiceHarness.with(token: Self.token) { (service: ServiceHarness) async throws in
+        try await RouterHarness.with(token: Self.token) { (service: RouterHarness) async throws in
             // A completed job with a file, so that a bypass would have something to show or delete.
             try "<h1>secret</h1>".write(toFile: service.data + "/documents/report.html", atomically: true, encoding: .utf8)
             let job = try await service.create([
@@ -68,7 +68,7 @@ import NIOHTTP1
             }
             #expect(tried > 150)
             // Nothing happened: still one job, completed, its file in place.
-            let jobs = try await service.request(.GET, "/jobs").json()["jobs"] as? [[String: Any]]
+            let jobs = try await service.request(.get, "/jobs").json()["jobs"] as? [[String: Any]]
             #expect(jobs?.count == 1)
             #expect(jobs?.first?["state"] as? String == "completed")
             let path = try #require(jobs?.first?["path"] as? String)
@@ -85,7 +85,7 @@ import NIOHTTP1
     }
 
     @Test func aWrongTokenOfAnyLengthIsRefused() async throws {
-        try await ServiceHarness.with(token: Self.token) { (service: ServiceHarness) async throws in
+        try await RouterHarness.with(token: Self.token) { (service: RouterHarness) async throws in
             for guess in ["", "s", "s3cret-toke", "s3cret-tokenX", "S3CRET-TOKEN", String(repeating: "s", count: 4096)] {
                 let reply = try await service.raw("GET", "/jobs", headers: ["Authorization": "Bearer \(guess)"])
                 #expect(reply.status == 401, "\(guess.prefix(20))")
@@ -99,7 +99,7 @@ import NIOHTTP1
 
     @Test func anEmptyTokenIsAConfigurationError() async throws {
         await #expect(throws: SluiceError.self) {
-            try await ServiceHarness.with(token: "") { _ in }
+            try await RouterHarness.with(token: "") { _ in }
         }
         // The server alone refuses it too: its fast path for files must never take an empty
         // token for none (it once did, behind the router's own refusal).

@@ -66,7 +66,7 @@ import Testing
     @Test func anIdempotencyKeyIsRefusedNotIgnored() async throws {
         try await RouterHarness.with { service in
             let reply = try await service.request(
-                .post, "/jobs/batch", json: #"{"jobs":[{"url":"http://x/a"}]}"#, headers: [HTTPField.Name("Idempotency-Key")!: "once"])
+                .post, "/jobs/batch", json: #"{"jobs":[{"url":"http://x/a"}]}"#, headers: ["Idempotency-Key": "once"])
             #expect(reply.status == 400)
             #expect(reply.errorField == "Idempotency-Key")
             #expect((try await service.request(.get, "/jobs").json()["jobs"] as? [Any])?.isEmpty == true)

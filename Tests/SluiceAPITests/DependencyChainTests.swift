@@ -6,7 +6,7 @@ import Testing
 /// DELETE answers, however long the chain.
 @Suite struct DependencyChainTests {
     @Test func deletingTheHeadOfAChainFailsEveryLinkBeforeTheAnswer() async throws {
-        try await ServiceHarness.with { service in
+        try await RouterHarness.with { service in
             let head = try await service.create(["url": service.testdata("/testdata/1K"), "paused": true])["id"] as! String
             var previous = head
             var chain: [String] = []
@@ -15,7 +15,7 @@ import Testing
                 chain.append(previous)
             }
             let start = ContinuousClock.now
-            let deleted = try await service.request(.DELETE, "/jobs/\(head)")
+            let deleted = try await service.request(.delete, "/jobs/\(head)")
             let took = ContinuousClock.now - start
             #expect(deleted.status == 204)
             // Already failed when the DELETE answered, the last link included.

@@ -5,9 +5,9 @@ import Testing
 /// `after`: jobs that start only when the jobs they wait for have completed.
 @Suite struct DependencyTests {
     @Test func aChainCompletesInOrderWithTheRightBytes() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             // Every state change, in the order the service made them.
-            var events = EventReader(try await service.events("/events"))
+            var events = try await service.events()
             let a = try await service.create(["url": service.testdata("/testdata/2M?seed=1&rate=8M")])["id"] as! String
             let b = try await service.create(["url": service.testdata("/testdata/1M?seed=2"), "after": [a]])
             #expect(b["state"] as? String == "queued")
@@ -41,19 +41,19 @@ import Testing
     }
 
     @Test func aFailedDependencyFailsTheJobAndAResumeWaitsAgain() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             // A fails once (404, final), then serves the file.
             let a = try await service.create(["url": service.testdata("/testdata/1M?status=404&times=1"), "paused": true])["id"] as! String
             let b = try await service.create(["url": service.testdata("/testdata/1M?seed=9"), "after": [a]])["id"] as! String
-            #expect(try await service.request(.POST, "/jobs/\(a)/resume").status == 200)
+            #expect(try await service.request(.post, "/jobs/\(a)/resume").status == 200)
             try await service.waitFor(a) { $0["state"] as? String == "failed" }
             let failed = try await service.waitFor(b) { $0["state"] as? String == "failed" }
             let error = failed["error"] as? [String: Any]
             #expect(error?["code"] as? String == "dependency_failed")
             #expect((error?["message"] as? String)?.contains(a) == true)
             // Retry A, then resume B: it waits for A again, then completes.
-            #expect(try await service.request(.POST, "/jobs/\(a)/resume").status == 200)
-            let resumed = try await service.request(.POST, "/jobs/\(b)/resume").json()
+            #expect(try await service.request(.post, "/jobs/\(a)/resume").status == 200)
+            let resumed = try await service.request(.post, "/jobs/\(b)/resume").json()
             #expect(resumed["state"] as? String != "failed")
             let done = try await service.waitFor(b) { $0["state"] as? String == "completed" }
             #expect(done["error"] is NSNull)
@@ -65,21 +65,21 @@ import Testing
     /// dependency is still failed used to fail it again at once (and answer `failed`); it
     /// waits now.
     @Test func aJobResumedBeforeItsFailedDependencyWaitsForIt() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             let a =
                 try await service.create(["url": service.testdata("/testdata/1M?status=404&times=1&seed=5"), "paused": true])["id"]
                 as! String
             let b = try await service.create(["url": service.testdata("/testdata/1M?seed=6"), "after": [a]])["id"] as! String
             let c = try await service.create(["url": service.testdata("/testdata/1M?seed=7"), "after": [b]])["id"] as! String
-            #expect(try await service.request(.POST, "/jobs/\(a)/resume").status == 200)
+            #expect(try await service.request(.post, "/jobs/\(a)/resume").status == 200)
             // A fails; B and C, down the chain, with it.
             let failed = try await service.waitFor(c) { $0["state"] as? String == "failed" }
             #expect((failed["error"] as? [String: Any])?["message"] as? String == "dependency \(b) failed")
-            let resumed = try await service.request(.POST, "/jobs/\(b)/resume")
+            let resumed = try await service.request(.post, "/jobs/\(b)/resume")
             #expect(resumed.status == 200)
             #expect(try resumed.json()["state"] as? String == "queued")
             #expect(try resumed.json()["waitingFor"] as? [String] == [a])
-            #expect(try await service.request(.POST, "/jobs/\(a)/resume").status == 200)
+            #expect(try await service.request(.post, "/jobs/\(a)/resume").status == 200)
             let done = try await service.waitFor(b) { $0["state"] as? String == "completed" }
             #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 1 << 20, seed: 6))
             // C was not resumed: it stays failed.
@@ -89,12 +89,12 @@ import Testing
 
     /// A resumed job whose dependency was deleted has nothing left to wait for.
     @Test func aJobResumedAfterItsDependencyWasDeletedRuns() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             let a = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String
             let b = try await service.create(["url": service.testdata("/testdata/1M?seed=8"), "after": [a]])["id"] as! String
-            #expect(try await service.request(.DELETE, "/jobs/\(a)").status == 204)
+            #expect(try await service.request(.delete, "/jobs/\(a)").status == 204)
             try await service.waitFor(b) { $0["state"] as? String == "failed" }
-            let resumed = try await service.request(.POST, "/jobs/\(b)/resume").json()
+            let resumed = try await service.request(.post, "/jobs/\(b)/resume").json()
             #expect(["queued", "running"].contains(resumed["state"] as? String), "\(resumed)")
             #expect(resumed["after"] as? [String] == [])
             try await service.waitFor(b) { $0["state"] as? String == "completed" }
@@ -102,35 +102,35 @@ import Testing
     }
 
     @Test func aDeletedDependencyFailsTheJobWaitingForIt() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             let a = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String
             let b = try await service.create(["url": service.testdata("/testdata/1M"), "after": [a]])["id"] as! String
-            #expect(try await service.request(.DELETE, "/jobs/\(a)").status == 204)
+            #expect(try await service.request(.delete, "/jobs/\(a)").status == 204)
             let failed = try await service.waitFor(b) { $0["state"] as? String == "failed" }
             #expect((failed["error"] as? [String: Any])?["code"] as? String == "dependency_failed")
         }
     }
 
     @Test func unknownSelfAndCyclicDependenciesAreRefusedAndChangeNothing() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             let a = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String
             let b = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true, "after": [a]])["id"] as! String
             let before = try await service.states()
 
-            let unknown = try await service.send(.POST, "/jobs", ["url": service.testdata("/testdata/1M"), "after": ["nope"]])
+            let unknown = try await service.send(.post, "/jobs", ["url": service.testdata("/testdata/1M"), "after": ["nope"]])
             #expect(unknown.status == 400)
             #expect(unknown.errorCode == "invalid_field")
             #expect(unknown.errorField == "after")
 
-            let selfWait = try await service.send(.PATCH, "/jobs/\(a)", ["after": [a]])
+            let selfWait = try await service.send(.patch, "/jobs/\(a)", ["after": [a]])
             #expect(selfWait.status == 400)
             #expect(selfWait.errorField == "after")
 
-            let cycle = try await service.send(.PATCH, "/jobs/\(a)", ["after": [b]])
+            let cycle = try await service.send(.patch, "/jobs/\(a)", ["after": [b]])
             #expect(cycle.status == 409)
             #expect(cycle.errorCode == "dependency_cycle")
 
-            let unknownEdit = try await service.send(.PATCH, "/jobs/\(a)", ["after": ["nope"]])
+            let unknownEdit = try await service.send(.patch, "/jobs/\(a)", ["after": ["nope"]])
             #expect(unknownEdit.status == 400)
             #expect(try await service.states() == before)
             #expect(try await service.job(a)["after"] as? [String] == [])

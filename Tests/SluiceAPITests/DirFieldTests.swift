@@ -6,7 +6,7 @@ import Testing
 /// one that leads out is 400 `invalid_field` and makes no job.
 @Suite struct DirFieldTests {
     @Test func aDirUnderTheDocumentsGetsTheFileAndOneLeadingOutIsRefused() async throws {
-        try await ServiceHarness.with { service in
+        try await RouterHarness.with { service in
             let documents = service.data + "/documents"
             let job = try await service.create(["url": service.testdata("/testdata/64K"), "dir": "music/live", "filename": "b.bin"])
             let done = try await service.waitFor(try #require(job["id"] as? String)) { $0["state"] as? String == "completed" }
@@ -16,11 +16,11 @@ import Testing
             defer { outside.remove() }
             try FileManager.default.createSymbolicLink(atPath: documents + "/out", withDestinationPath: outside.path)
             let refused = try await service.request(
-                .POST, "/jobs", json: #"{"url":"\#(service.testdata("/testdata/1K"))","dir":"out/x"}"#)
+                .post, "/jobs", json: #"{"url":"\#(service.testdata("/testdata/1K"))","dir":"out/x"}"#)
             #expect(refused.status == 400)
             #expect(refused.errorCode == "invalid_field")
             #expect((try refused.json()["error"] as? [String: Any])?["field"] as? String == "dir")
-            let jobs = try await service.request(.GET, "/jobs").json()["jobs"] as? [Any]
+            let jobs = try await service.request(.get, "/jobs").json()["jobs"] as? [Any]
             #expect(jobs?.count == 1)
         }
     }

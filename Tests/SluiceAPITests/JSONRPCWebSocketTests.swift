@@ -135,4 +135,63 @@ import Testing
             _ = try await RawWebSocket.open(port: service.port, path: "/jsonrpc", headers: ["Origin": "http://127.0.0.1:\(service.port)"])
         }
     }
+
+    // What needs the socket besides the WebSocket itself: a listed page's CORS beside its
+    // WebSocket, and a shutdown that stops the server.
+    @Test func anAllowedOriginsPageMayCallItWithCORSAndNoOtherSiteMay() async throws {
+        let ariang = "http://ariang.example:6880"
+        try await ServiceHarness.with(configure: { $0.allowedOrigins = [ariang, "https://other.example"] }) { service in
+            let preflight = try await service.request(
+                .OPTIONS, "/jsonrpc",
+                headers: [
+                    "Origin": ariang, "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "Content-Type, Authorization, X-Requested-With",
+                ])
+            #expect(preflight.status == 204)
+            #expect(preflight.headers.first(name: "Access-Control-Allow-Origin") == ariang)
+            #expect(preflight.headers.first(name: "Access-Control-Allow-Methods") == "POST, OPTIONS")
+            // Authorization is not echoed: the token travels in the call.
+            #expect(preflight.headers.first(name: "Access-Control-Allow-Headers") == "content-type, x-requested-with")
+            #expect(preflight.headers.first(name: "Access-Control-Max-Age") == "600")
+            #expect(preflight.headers.first(name: "Vary") == "Origin")
+            let add = #"{"jsonrpc":"2.0","id":1,"method":"aria2.addUri","params":[["http://127.0.0.1:1/x"],{"pause":"true"}]}"#
+            let call = try await service.request(.POST, "/jsonrpc", json: add, headers: ["Origin": ariang])
+            #expect(call.status == 200)
+            #expect(call.headers.first(name: "Access-Control-Allow-Origin") == ariang)
+            // Another site, or the same host on another port: 403, no CORS, no job.
+            for origin in ["http://evil.example", "http://ariang.example", "https://ariang.example:6880"] {
+                let refused = try await service.request(.POST, "/jsonrpc", json: add, headers: ["Origin": origin])
+                #expect(refused.status == 403, "\(origin)")
+                #expect(refused.headers["Access-Control-Allow-Origin"].isEmpty, "\(origin)")
+                let asked = try await service.request(.OPTIONS, "/jsonrpc", headers: ["Origin": origin])
+                #expect(asked.status == 204 && asked.headers["Access-Control-Allow-Origin"].isEmpty, "\(origin)")
+                await #expect(throws: RawHTTPClient.Failure.self, "\(origin)") {
+                    _ = try await RawWebSocket.open(port: service.port, path: "/jsonrpc", headers: ["Origin": origin])
+                }
+            }
+            #expect((try await service.request(.GET, "/jobs").json()["jobs"] as? [Any])?.count == 1)
+            // The list is for /jsonrpc alone: REST stays same-site only.
+            #expect(
+                try await service.request(.POST, "/jobs", json: #"{"url":"http://127.0.0.1:1/y"}"#, headers: ["Origin": ariang]).status
+                    == 403)
+            // The WebSocket opens for the listed page, default port spelled or not.
+            let socket = try await RawWebSocket.open(port: service.port, path: "/jsonrpc", headers: ["Origin": "HTTPS://other.example:443"])
+            try await socket.send(text: #"{"jsonrpc":"2.0","id":"v","method":"aria2.getVersion"}"#)
+            #expect(try await socket.nextText()?.contains("1.37.0") == true)
+        }
+    }
+
+    @Test(arguments: ["aria2.shutdown", "aria2.forceShutdown"])
+    func withRPCAllowShutdownItAnswersOKAndTheServiceStops(_ method: String) async throws {
+        try await ServiceHarness.with(token: "s3cret", configure: { $0.rpcAllowShutdown = true }) {
+            (service: ServiceHarness) async throws in
+            // Still the token's to ask.
+            #expect(try await JSONRPCTests.RPC(service: service, secret: nil).error(method).message == "Unauthorized")
+            #expect(try await service.request(.GET, "/healthz").status == 200)
+            #expect(try await JSONRPCTests.RPC(service: service, secret: "s3cret").result(method) as? String == "OK")
+            // The group shuts down gracefully, as on SIGTERM: the server stops answering.
+            let stopped = await waitUntil(.seconds(20)) { (try? await service.request(.GET, "/healthz")) == nil }
+            #expect(stopped)
+        }
+    }
 }

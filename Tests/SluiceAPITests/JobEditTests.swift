@@ -21,7 +21,7 @@ import Testing
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let id = try await halfDone(service, seed: 5)
             // The same file (same length, same ETag) at another URL, served at full speed.
-            let edited = try await service.send(.PATCH, "/jobs/\(id)", ["url": service.testdata("/testdata/32M?seed=5&cut=0")])
+            let edited = try await service.send(.patch, "/jobs/\(id)", ["url": service.testdata("/testdata/32M?seed=5&cut=0")])
             #expect(edited.status == 200, "\(String(decoding: edited.body, as: UTF8.self))")
             #expect(try edited.json()["url"] as? String == service.testdata("/testdata/32M?seed=5&cut=0"))
             let kept = try edited.json()["bytesDone"] as? Int ?? 0
@@ -43,14 +43,14 @@ import Testing
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let id = try await halfDone(service, seed: 6)
             let other = service.testdata("/testdata/32M?seed=7")
-            let refused = try await service.send(.PATCH, "/jobs/\(id)", ["url": other, "keepBytes": true, "priority": 5])
+            let refused = try await service.send(.patch, "/jobs/\(id)", ["url": other, "keepBytes": true, "priority": 5])
             #expect(refused.status == 409)
             #expect(refused.errorCode == "remote_changed")
             let unchanged = try await service.job(id)
             #expect(unchanged["url"] as? String == service.testdata("/testdata/32M?seed=6&rate=4M"))
             #expect(unchanged["priority"] as? Int == 0)
 
-            let restarted = try await service.send(.PATCH, "/jobs/\(id)", ["url": other])
+            let restarted = try await service.send(.patch, "/jobs/\(id)", ["url": other])
             #expect(restarted.status == 200)
             let done = try await service.waitFor(id) { $0["state"] as? String == "completed" }
             #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: Int64(Self.size), seed: 7))
@@ -63,7 +63,7 @@ import Testing
             let id = try await service.create(["url": service.testdata("/testdata/32M?rate=2M&seed=8"), "connections": 1])["id"] as! String
             try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
             let edited = try await service.send(
-                .PATCH, "/jobs/\(id)",
+                .patch, "/jobs/\(id)",
                 ["priority": 7, "connections": 4, "limitRate": 64 << 20, "headers": ["X-Trace": "1"], "filename": "renamed.bin"]
             )
             #expect(edited.status == 200)
@@ -93,7 +93,7 @@ import Testing
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let done = try await service.create(["url": service.testdata("/testdata/10K")])["id"] as! String
             try await service.waitFor(done) { $0["state"] as? String == "completed" }
-            let completed = try await service.send(.PATCH, "/jobs/\(done)", ["priority": 1])
+            let completed = try await service.send(.patch, "/jobs/\(done)", ["priority": 1])
             #expect(completed.status == 409)
             #expect(try await service.job(done)["priority"] as? Int == 0)
 
@@ -103,14 +103,14 @@ import Testing
                 (["state": "running"], "state"), (["connections": 0], "connections"), (["limitRate": 0], "limitRate"),
                 (["priority": "high"], "priority"), (["filename": "a/b"], "filename"),
             ] as [([String: Any], String)] {
-                let reply = try await service.send(.PATCH, "/jobs/\(paused)", body)
+                let reply = try await service.send(.patch, "/jobs/\(paused)", body)
                 #expect(reply.status == 400, "\(body)")
                 #expect(reply.errorField == field, "\(body)")
             }
             var after = try await service.job(paused)
             after["updatedAt"] = before["updatedAt"]
             #expect(NSDictionary(dictionary: after) == NSDictionary(dictionary: before))
-            #expect(try await service.send(.PATCH, "/jobs/nope", ["priority": 1]).status == 404)
+            #expect(try await service.send(.patch, "/jobs/nope", ["priority": 1]).status == 404)
         }
     }
 
@@ -159,6 +159,39 @@ import Testing
                 #expect(refused.errorField == "Idempotency-Key")
             }
             #expect(try await service.states().count == 1)
+        }
+    }
+
+    /// While an edit waits for its probe, a second edit of the same job used to restart the
+    /// stopped run under the old URL, and the first edit's new URL was then never used.
+    @Test func aSecondEditWhileTheFirstWaitsIsRefused() async throws {
+        // The harness's 5 s read timeout would take the slow URL below for a stall.
+        try await ServiceHarness.with(configure: { $0.stallTimeout = 30 }) { (service: ServiceHarness) async throws in
+            // At 4 MiB/s the run has 7 s left once 4 MiB are on disk: a loaded CI machine once
+            // let it complete at 8 MiB/s before the edit stopped it (the edit was then 409).
+            let id =
+                try await service.create(["url": service.testdata("/testdata/32M?seed=21&rate=4M"), "connections": 1])["id"] as! String
+            try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) >= 4 << 20 }
+            // The same file at a URL that answers after 5 s: the first edit waits on its probe
+            // (long enough for the second request to arrive meanwhile on a loaded machine).
+            let slow = service.testdata("/testdata/32M?seed=21&delay=5000")
+            async let first = service.send(.patch, "/jobs/\(id)", ["url": slow])
+            // Stopped by the first edit (no segment is fetched) while still `running`: the probe waits.
+            try await service.eventually("the first edit stopped the run", timeout: .seconds(4)) {
+                let segments =
+                    try JSONSerialization.jsonObject(with: try await service.request(.GET, "/jobs/\(id)/segments").body) as! [[String: Any]]
+                return !segments.isEmpty && segments.allSatisfy { $0["active"] as? Bool == false }
+            }
+            #expect(try await service.job(id)["state"] as? String == "running")
+            let second = try await service.send(.patch, "/jobs/\(id)", ["priority": 3])
+            #expect(second.status == 409)
+            #expect(second.errorCode == "invalid_transition")
+            let edited = try await first
+            #expect(edited.status == 200)
+            #expect(try edited.json()["url"] as? String == slow)
+            #expect(try edited.json()["state"] as? String == "running")
+            let done = try await service.waitFor(id) { $0["state"] as? String == "completed" }
+            #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 32 << 20, seed: 21))
         }
     }
 }

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// whose names hold `%`.
 @Suite struct NamesTests {
     @Test func aNameAt255BytesThatIsTakenStillGetsPlaced() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             let name = String(repeating: "n", count: 251) + ".bin"
             var paths: [String] = []
             for _ in 0..<3 {
@@ -25,11 +25,11 @@ import NIOHTTP1
     }
 
     @Test func invisibleCharactersAreRefusedInGivenNames() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             for name in ["evil\u{202E}txt.exe", "a\u{85}b", "zero\u{200B}width"] {
                 let body = String(
                     decoding: try JSONSerialization.data(withJSONObject: ["url": "http://127.0.0.1:1/x", "filename": name]), as: UTF8.self)
-                let reply = try await service.request(.POST, "/jobs", json: body)
+                let reply = try await service.request(.post, "/jobs", json: body)
                 #expect(reply.status == 400)
                 #expect(reply.errorCode == "invalid_filename")
             }
@@ -37,14 +37,14 @@ import NIOHTTP1
     }
 
     @Test func deleteFileRemovesNamesWithPercentSigns() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             for name in ["100% done.txt", "a%2Fb.txt", "x%00y.bin", "%41.txt"] {
                 let id = try await service.create(["url": service.testdata("/testdata/1K"), "filename": name])["id"] as! String
                 let job = try await service.waitFor(id) { $0["state"] as? String == "completed" }
                 let path = try #require(job["path"] as? String)
                 #expect(path == name)
                 #expect(FileManager.default.fileExists(atPath: service.data + "/documents/" + path))
-                #expect(try await service.request(.DELETE, "/jobs/\(id)?deleteFile=true").status == 204)
+                #expect(try await service.request(.delete, "/jobs/\(id)?deleteFile=true").status == 204)
                 #expect(!FileManager.default.fileExists(atPath: service.data + "/documents/" + path), "\(name)")
             }
             // Only the deleted ones went: nothing else in documents/ was touched.

@@ -16,9 +16,9 @@ import Testing
                 try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) >= 2 << 20 }
                 // The pause and the edit go out together, on two connections: the edit must not
                 // run before the pause's checkpoint is stored.
-                async let paused = service.send(.POST, "/jobs/\(id)/pause", [String: Any]())
+                async let paused = service.send(.post, "/jobs/\(id)/pause", [String: Any]())
                 async let edited = service.send(
-                    .PATCH, "/jobs/\(id)", ["url": service.testdata("/testdata/32M?seed=\(seed + 100)"), "keepBytes": true]
+                    .patch, "/jobs/\(id)", ["url": service.testdata("/testdata/32M?seed=\(seed + 100)"), "keepBytes": true]
                 )
                 let (pause, edit) = try await (paused, edited)
                 #expect(pause.status == 200)
@@ -37,7 +37,7 @@ import Testing
         try await ServiceHarness.with { (service: ServiceHarness) async throws in
             let id = try await service.create(["url": service.testdata("/testdata/32M?seed=3&rate=8M"), "connections": 4])["id"] as! String
             try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) >= 1 << 20 }
-            let pause = try await service.send(.POST, "/jobs/\(id)/pause", [String: Any]())
+            let pause = try await service.send(.post, "/jobs/\(id)/pause", [String: Any]())
             let answered = try pause.json()["bytesDone"] as? Int
             // Whatever the run had in flight when it stopped is in that figure already: it is the
             // stored checkpoint's (what a resume goes on from), and the job shows it.
@@ -47,7 +47,7 @@ import Testing
             #expect(stored == answered, "the checkpoint holds \(stored), the pause answered \(answered ?? -1)")
             #expect(try await service.job(id)["bytesDone"] as? Int == answered)
             // And a resume goes on from exactly there.
-            _ = try await service.send(.POST, "/jobs/\(id)/resume", [String: Any]())
+            _ = try await service.send(.post, "/jobs/\(id)/resume", [String: Any]())
             let done = try await service.waitFor(id) { $0["state"] as? String == "completed" }
             #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 32 << 20, seed: 3))
         }

@@ -71,7 +71,7 @@ import Testing
             #expect(try await service.request(.POST, "/jobs/\(id)/pause").status == 200)
             let (entriesBefore, peersBefore) = (proxy.entries.count, recorder.peers.count)
             let newURL = origin + "/testdata/32M?seed=5&cut=0"
-            let edited = try await service.send(.PATCH, "/jobs/\(id)", ["url": newURL])
+            let edited = try await service.send(.patch, "/jobs/\(id)", ["url": newURL])
             #expect(edited.status == 200, "\(String(decoding: edited.body, as: UTF8.self))")
             // The job stays paused: the only request since is the probe, through the proxy.
             #expect(proxy.entries.dropFirst(entriesBefore).contains { $0.target.hasPrefix(newURL) }, "\(proxy.entries)")
@@ -146,7 +146,7 @@ import Testing
             let url = "http://example.invalid/file"
             let long = "http://" + String(repeating: "a", count: 2100) + ":8080"
             for proxy in ["https://proxy:443", "ftp://proxy", "socks5://user:pw@proxy:1080", "http://", long, "proxy:8080"] {
-                let reply = try await service.send(.POST, "/jobs", ["url": url, "proxy": proxy, "paused": true])
+                let reply = try await service.send(.post, "/jobs", ["url": url, "proxy": proxy, "paused": true])
                 #expect(reply.status == 400, "\(proxy.prefix(40)): \(reply.status)")
                 #expect(reply.errorField == "proxy", "\(proxy.prefix(40))")
             }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import JobService
 import Logging
 import NIOCore
 import SluiceAPI
@@ -11,33 +12,43 @@ import ServiceLifecycle
 import SluiceTestSupport
 
 /// The service's routes driven in-process (Hummingbird's `app.test(.router)`): the real
-/// job service and SQLite store in a temporary data directory, no socket. For API behaviour
-/// where a connection adds nothing; `ServiceHarness` keeps the socket for the rest.
-struct RouterHarness: Sendable {
+/// job service and SQLite store in a temporary data directory, no socket. Downloads run on
+/// `TestDataEngine`, which plays the Range origin's test files in process. For API behaviour
+/// where a connection adds nothing; `ServiceHarness` keeps the socket (and the real engine)
+/// for the rest.
+struct RouterHarness: APIHarness {
     let client: any TestClientProtocol
     let token: String?
     /// The service's data directory.
     let data: String
     /// Every route as `METHOD /path/{parameter}`.
     let routeTable: [String]
+    /// The job service behind the API, for what a test must cause that no request can.
+    let jobs: any JobService
 
     struct Reply: JSONReply {
         var status: Int
         var headers: HTTPFields
-        var body: ByteBuffer
+        var body: Data
 
-        var bodyData: Data { Data(body.readableBytesView) }
+        var bodyData: Data { body }
 
         func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { headers[$0] } }
     }
 
     /// The service (on SQLite, or on PostgreSQL in `scripts/test.sh`'s second run, as
     /// `ServiceHarness`) with every service but the HTTP server running, as in `sluice
-    /// serve`, stopped in the same order after `body`.
-    static func with(token: String? = nil, _ body: @Sendable (RouterHarness) async throws -> Void) async throws {
+    /// serve`, stopped in the same order after `body`. The parameters are `ServiceHarness`'s.
+    static func with(
+        token: String? = nil, maxActive: Int = 3, dataDirectory: String? = nil, limitRate: Int64? = nil,
+        configure: @Sendable (inout ServiceConfiguration) -> Void = { _ in },
+        _ body: @Sendable (RouterHarness) async throws -> Void
+    ) async throws {
         try await withTemporaryDirectory { directory in
-            let data = directory.path + "/data"
-            let configuration = try ServiceHarness.configuration(data: data, token: token)
+            let data = dataDirectory ?? directory.path + "/data"
+            var configuration = try ServiceHarness.configuration(data: data, token: token, maxActive: maxActive, limitRate: limitRate)
+            configuration.engine = TestDataEngine(files: configuration.originRoot)
+            configure(&configuration)
             var logger = Logger(label: "test-router")
             logger.logLevel = .critical
             try await withService(configuration: configuration, logger: logger) { service in
@@ -46,7 +57,10 @@ struct RouterHarness: Sendable {
                     tasks.addTask { try await group.run() }
                     do {
                         try await Application(responder: service.routes).test(.router) { client in
-                            try await body(RouterHarness(client: client, token: token, data: data, routeTable: service.routeTable))
+                            let harness = RouterHarness(
+                                client: client, token: token, data: data, routeTable: service.routeTable, jobs: service.jobs)
+                            try await body(harness)
+                            await harness.expectPlainErrors()
                         }
                     } catch {
                         await group.triggerGracefulShutdown()
@@ -59,27 +73,80 @@ struct RouterHarness: Sendable {
         }
     }
 
+    /// No socket answers here: `TestDataEngine` plays the origin for the URL's path.
+    func testdata(_ path: String) -> String { "http://127.0.0.1:9" + path }
+
+    func call(_ method: HTTPRequest.Method, _ path: String, json: String?, contentType: String?, authorized: Bool) async throws -> Reply {
+        try await request(method, path, json: json, contentType: contentType, authorized: authorized)
+    }
+
     func request(
         _ method: HTTPRequest.Method, _ path: String, json: String? = nil, contentType: String? = "application/json",
-        headers extra: HTTPFields = [:], authorized: Bool = true
+        headers extra: [String: String] = [:], authorized: Bool = true
     ) async throws -> Reply {
-        var headers = extra
+        var headers = Self.fields(extra)
         if authorized, let token { headers[.authorization] = "Bearer \(token)" }
         if json != nil, let contentType { headers[.contentType] = contentType }
         let response = try await client.execute(
             uri: path, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) }
         )
-        return Reply(status: Int(response.status.code), headers: response.headers, body: response.body)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: Data(response.body.readableBytesView))
     }
 
-    /// A request by its method's name, with exactly these headers (no token unless given),
-    /// as `ServiceHarness.raw` sends one.
-    func raw(_ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil) async throws -> Reply {
+    /// A request by its method's name, with exactly these headers (no token unless given or
+    /// `authorized`), as `ServiceHarness.raw` sends one.
+    func raw(
+        _ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil, authorized: Bool = false
+    ) async throws -> Reply {
         guard let method = HTTPRequest.Method(method) else { throw RawHTTPClient.Failure(description: "no method \(method)") }
-        var fields = HTTPFields()
-        for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
+        var fields = Self.fields(headers)
+        if authorized, let token { fields[.authorization] = "Bearer \(token)" }
         if body != nil, fields[.contentType] == nil { fields[.contentType] = "application/json" }
         let response = try await client.execute(uri: path, method: method, headers: fields, body: body.map { ByteBuffer(string: $0) })
-        return Reply(status: Int(response.status.code), headers: response.headers, body: response.body)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: Data(response.body.readableBytesView))
+    }
+
+    private static func fields(_ headers: [String: String]) -> HTTPFields {
+        var fields = HTTPFields()
+        for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
+        return fields
+    }
+}
+
+extension RouterHarness {
+    /// The job events `/events` (or `/jobs/{id}/events`) streams, read in process: the same
+    /// messages, from the job service's own subscription.
+    func events(jobID: String? = nil) async throws -> ServiceEvents {
+        let subscription = try await jobs.subscribe(jobID: jobID, lastEventID: nil)
+        return ServiceEvents(subscriber: subscription.changes, pending: subscription.initial)
+    }
+}
+
+/// A subscription to the job service's events, read one event at a time as `EventReader`
+/// reads the SSE stream.
+struct ServiceEvents {
+    let subscriber: JobEventSubscriber
+    var pending: [JobEventMessage]
+
+    /// The next event's name and data; nil when the subscription ends.
+    mutating func next() async -> (event: String, data: [String: Any])? {
+        while pending.isEmpty {
+            switch await subscriber.next() {
+            case .events(let messages): pending = messages
+            case .keepAlive: continue
+            case .overflowed, .finished: return nil
+            }
+        }
+        let message = pending.removeFirst()
+        let data = (try? JSONSerialization.jsonObject(with: Data(message.data.utf8))) as? [String: Any] ?? [:]
+        return (message.name, data)
+    }
+
+    /// Reads events until one satisfies `condition`.
+    mutating func until(_ condition: (String, [String: Any]) -> Bool) async throws -> (event: String, data: [String: Any]) {
+        while let event = await next() {
+            if condition(event.event, event.data) { return event }
+        }
+        throw RawHTTPClient.Failure(description: "the events ended")
     }
 }

@@ -45,10 +45,10 @@ struct RunEndRecordTests {
     /// waits at the gate to record its end; `body` gets the service, the job's id and the
     /// database. The gate is opened after `body` whatever happens.
     static func withARunRecordingItsEnd(
-        name: String, seed: Int, _ body: @Sendable (ServiceHarness, String, String) async throws -> Void
+        name: String, seed: Int, _ body: @Sendable (RouterHarness, String, String) async throws -> Void
     ) async throws {
         let database = try TestPostgres.newDatabase()
-        try await ServiceHarness.with(configure: { $0.store = try? PostgresLocation(database) }) { service in
+        try await RouterHarness.with(configure: { $0.store = try? PostgresLocation(database) }) { service in
             try TestPostgres.sql(Self.gatedRunEnd, database: database)
             defer { openTheGate(database) }
             let id = try await service.create(["url": service.testdata("/testdata/2M?seed=\(seed)"), "filename": name])["id"] as! String
@@ -64,7 +64,7 @@ struct RunEndRecordTests {
     @Test func aPauseWhileTheStoreRecordsTheRunsEndAnswersWhatItRecords() async throws {
         try await Self.withARunRecordingItsEnd(name: "recorded.bin", seed: 5) { service, id, database in
             // Answered while the gate is closed: the record cannot land before the answer.
-            let answer = try await service.request(.POST, "/jobs/\(id)/pause")
+            let answer = try await service.request(.post, "/jobs/\(id)/pause")
             #expect(answer.status == 409)
             #expect(answer.errorCode == "invalid_transition")
             #expect(try await service.job(id)["state"] as? String != "paused")
@@ -78,10 +78,10 @@ struct RunEndRecordTests {
 
     @Test func aDeleteWithItsFileWhileTheStoreRecordsTheRunsEndLeavesNothing() async throws {
         try await Self.withARunRecordingItsEnd(name: "gone.bin", seed: 6) { service, id, database in
-            async let reply = service.request(.DELETE, "/jobs/\(id)?deleteFile=true")
+            async let reply = service.request(.delete, "/jobs/\(id)?deleteFile=true")
             // The delete has taken the job (it is gone) while the record waits at the gate.
             #expect(
-                try await waitUntil(.seconds(30), every: .milliseconds(10)) { try await service.request(.GET, "/jobs/\(id)").status == 404 }
+                try await waitUntil(.seconds(30), every: .milliseconds(10)) { try await service.request(.get, "/jobs/\(id)").status == 404 }
             )
             Self.openTheGate(database)
             let answer = try await reply
@@ -89,7 +89,7 @@ struct RunEndRecordTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: service.data + "/documents").isEmpty)
             // Once the record is done, the job does not come back.
             #expect(try await waitUntil(.seconds(10), every: .milliseconds(20)) { try !Self.recordingTheEnd(database) })
-            #expect(try await service.request(.GET, "/jobs/\(id)").status == 404)
+            #expect(try await service.request(.get, "/jobs/\(id)").status == 404)
             #expect(try FileManager.default.contentsOfDirectory(atPath: service.data + "/documents").isEmpty)
         }
     }

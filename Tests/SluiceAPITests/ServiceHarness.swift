@@ -3,6 +3,7 @@ import Crypto
 import DownloadEngine
 import JobService
 import Foundation
+import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -15,7 +16,7 @@ import Testing
 
 /// The whole service running in-process on 127.0.0.1:0 with a real SQLite file in a
 /// temporary data directory, plus a client to talk to it.
-struct ServiceHarness: Sendable {
+struct ServiceHarness: APIHarness {
     /// The suites run again with each service on a PostgreSQL database (`scripts/test.sh`):
     /// a test of the SQLite store's own file says so with `.disabled(if: onPostgres, …)`.
     static var onPostgres: Bool { ProcessInfo.processInfo.environment["SLUICE_TEST_STORE"] == "postgres" }
@@ -46,6 +47,8 @@ struct ServiceHarness: Sendable {
         var body: Data
 
         var bodyData: Data { body }
+
+        func header(_ name: String) -> String? { headers.first(name: name) }
     }
 
     /// Runs the service for the duration of `body`. `dataDirectory` lets a test start a
@@ -104,20 +107,6 @@ struct ServiceHarness: Sendable {
         return configuration
     }
 
-    /// Issue 36, on every error path the API tests reach: no failed job's message, as the
-    /// API, the dashboard and `sluice ls` show it, is in a library's words.
-    func expectPlainErrors() async {
-        guard let reply = try? await request(.GET, "/jobs?state=failed&limit=1000"), reply.status == 200,
-            let jobs = (try? reply.json())?["jobs"] as? [[String: Any]]
-        else { return }
-        for job in jobs {
-            guard let message = (job["error"] as? [String: Any])?["message"] as? String else { continue }
-            if let word = LibraryWording.found(in: message) {
-                Issue.record("job \(job["id"] ?? "?")'s error is in a library's words (\(word)): \(message)")
-            }
-        }
-    }
-
     func request(
         _ method: HTTPMethod, _ path: String, json: String? = nil, contentType: String? = "application/json",
         headers: [String: String] = [:], authorized: Bool = true
@@ -135,37 +124,11 @@ struct ServiceHarness: Sendable {
         return Reply(status: Int(response.status.code), headers: response.headers, body: Data(body.readableBytesView))
     }
 
-    /// Creates a job and returns its JSON.
-    func create(_ fields: [String: Any]) async throws -> [String: Any] {
-        let body = String(decoding: try JSONSerialization.data(withJSONObject: fields), as: UTF8.self)
-        let reply = try await request(.POST, "/jobs", json: body)
-        guard reply.status == 201 else {
-            throw RawHTTPClient.Failure(description: "create answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))")
-        }
-        return try reply.json()
-    }
-
-    func job(_ id: String) async throws -> [String: Any] {
-        try await request(.GET, "/jobs/\(id)").json()
-    }
-
-    /// Polls the job until `condition` holds, failing after the deadline.
-    @discardableResult
-    func waitFor(
-        _ id: String, timeout: Duration = .seconds(30), _ condition: @Sendable ([String: Any]) -> Bool
-    ) async throws -> [String: Any] {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let job = try await job(id)
-            if condition(job) { return job }
-            guard ContinuousClock.now < deadline else {
-                throw RawHTTPClient.Failure(description: "job \(id) never reached the condition: \(job)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     func testdata(_ path: String) -> String { base + path }
+
+    func call(_ method: HTTPRequest.Method, _ path: String, json: String?, contentType: String?, authorized: Bool) async throws -> Reply {
+        try await request(HTTPMethod(rawValue: method.rawValue), path, json: json, contentType: contentType, authorized: authorized)
+    }
 
     var port: Int { Int(base.split(separator: ":").last!)! }
 

@@ -238,18 +238,18 @@ import Testing
             let url = "http://example.invalid/file"
             let long = "http://example.com/" + String(repeating: "a", count: 2100)
             for notify in ["ftp://example.com/hook", "http:///hook", "hook", long, "http://127.0.0.1/hook", "http://[::1]/hook"] {
-                let reply = try await service.send(.POST, "/jobs", ["url": url, "notify": notify, "paused": true])
+                let reply = try await service.send(.post, "/jobs", ["url": url, "notify": notify, "paused": true])
                 #expect(reply.status == 400, "\(notify.prefix(40)): \(reply.status)")
                 #expect(reply.errorField == "notify", "\(notify.prefix(40))")
             }
             #expect(try await service.states().isEmpty)
             let created = try await service.create(["url": url, "paused": true])
             let id = created["id"] as! String
-            let patch = try await service.send(.PATCH, "/jobs/\(id)", ["notify": "gopher://example.com/"])
+            let patch = try await service.send(.patch, "/jobs/\(id)", ["notify": "gopher://example.com/"])
             #expect(patch.status == 400)
             #expect(patch.errorField == "notify")
             #expect(try await service.job(id)["notify"] is NSNull)
-            let set = try await service.send(.PATCH, "/jobs/\(id)", ["notify": "https://user:pw@example.com/hook"])
+            let set = try await service.send(.patch, "/jobs/\(id)", ["notify": "https://user:pw@example.com/hook"])
             #expect(set.status == 200)
             // Credentials in the URL are never shown.
             #expect(try set.json()["notify"] as? String == "https://***@example.com/hook")
