@@ -52,6 +52,16 @@ extension JobScheduler {
 
     /// Makes the job (`create` has ruled out a replay).
     func createNew(_ request: CreateJobRequest, idempotencyKey: String?, fingerprint: String? = nil) async throws -> JobSnapshot {
+        do {
+            return try await makeNew(request, idempotencyKey: idempotencyKey, fingerprint: fingerprint)
+        } catch {
+            // Refused: the states read for its `after` are not kept for a job never made.
+            forgetFinishedDependencies(request.after)
+            throw error
+        }
+    }
+
+    private func makeNew(_ request: CreateJobRequest, idempotencyKey: String?, fingerprint: String?) async throws -> JobSnapshot {
         var job = try await checkedJob(request)
         // Their states as the job is made: a finished one may leave the table while the store
         // inserts the job (nothing waits for it yet), and must not look deleted then.
@@ -135,6 +145,16 @@ extension JobScheduler {
     /// is refused refuses the batch, naming its place. They are stored queued or paused, and
     /// the queue starts what it can once all are shown.
     public func createAll(_ requests: [CreateJobRequest]) async throws -> [JobSnapshot] {
+        do {
+            return try await makeAll(requests)
+        } catch {
+            // Refused: the states read for the jobs' `after` are not kept for jobs never made.
+            forgetFinishedDependencies(requests.flatMap(\.after))
+            throw error
+        }
+    }
+
+    private func makeAll(_ requests: [CreateJobRequest]) async throws -> [JobSnapshot] {
         var made: [JobSnapshot] = []
         made.reserveCapacity(requests.count)
         for (index, request) in requests.enumerated() {

@@ -183,7 +183,12 @@ extension JobScheduler {
     /// The finished dependencies `job` named that no job held here waits for any more: their
     /// states are not needed (a new `after` reads them from the store again).
     func forgetFinishedDependencies(of job: JobSnapshot) {
-        for dependency in job.after
+        forgetFinishedDependencies(job.after)
+    }
+
+    /// As above, for the `after` lists of creates refused after their dependencies were read.
+    func forgetFinishedDependencies(_ after: [String]) {
+        for dependency in after
         where (finishedDependencies[dependency] != nil || book.goneFromStore.contains(dependency)) && !jobs.isWaitedFor(dependency) {
             finishedDependencies[dependency] = nil
             book.goneFromStore.remove(dependency)
@@ -271,25 +276,5 @@ extension JobScheduler {
     private func candidate(_ id: String) -> QueuePlan.Candidate? {
         guard let job = jobs[id], let sequence = jobs.position(of: id) else { return nil }
         return QueuePlan.Candidate(id: id, priority: job.priority, sequence: sequence)
-    }
-}
-
-/// `GET /queue`'s answer.
-public struct QueueStatus: Sendable, Equatable {
-    public var settings: QueueSettings
-    public var counts: [JobState: Int]
-    /// `--max-connections-per-host`, and the connections open to each host now.
-    public var maxConnectionsPerHost: Int?
-    public var connectionsPerHost: [String: Int] = [:]
-
-    public var json: JSONValue {
-        .object([
-            ("paused", .bool(settings.paused)),
-            ("maxActive", JSONValue(settings.maxActive)),
-            ("limitRate", JSONValue(settings.limitRate)),
-            ("counts", .object(JobState.allCases.map { ($0.rawValue, JSONValue(counts[$0] ?? 0)) })),
-            ("maxConnectionsPerHost", maxConnectionsPerHost.map { JSONValue($0) } ?? .null),
-            ("connectionsPerHost", .object(connectionsPerHost.sorted { $0.key < $1.key }.map { ($0.key, JSONValue($0.value)) })),
-        ])
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import JobService
+@testable import JobService
 import SluiceCore
 import SluiceTestSupport
 import Testing
@@ -52,6 +52,39 @@ import Testing
                 store.fail(false)
                 #expect(try await scheduler.list(states: nil, limit: 10, after: nil).isEmpty)
                 #expect(scheduler.countsByState().values.reduce(0, +) == 0)
+            }
+        }
+    }
+
+    /// A create refused after it read the finished jobs its `after` names (a batch refused
+    /// at a later job, or a dependency that does not exist) keeps nothing of them: their
+    /// states stayed kept for jobs that were never made, one more with each such request.
+    @Test func aRefusedCreateKeepsNoStateOfTheJobsItNamed() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = InMemoryJobRepository()
+            let engine = ScriptedEngine()
+            try await JobServiceTests.withScheduler(directory, store: store, engine: engine) { scheduler in
+                let done = try await scheduler.create(try JobServiceTests.request("http://127.0.0.1:9/done")).job.id
+                #expect(await waitUntil(.seconds(30), every: .milliseconds(5)) { engine.runs.count == 1 })
+                let run = try #require(engine.runs.first)
+                run.step(.progress(10, total: 10))
+                run.step(.finish)
+                // Completed, stored, and let go from the table.
+                #expect(await waitUntil(.seconds(30), every: .milliseconds(5)) { scheduler.jobs[done] == nil })
+                var batch = try (0..<2).map { try JobServiceTests.request("http://127.0.0.1:9/\($0)") }
+                batch[0].after = [done]
+                batch[1].after = ["no-such-job"]
+                await #expect(throws: SluiceError.self) { try await scheduler.createAll(batch) }
+                #expect(await scheduler.finishedDependencies.isEmpty)
+                var single = try JobServiceTests.request("http://127.0.0.1:9/2")
+                single.after = [done, "no-such-job"]
+                await #expect(throws: SluiceError.self) { try await scheduler.create(single) }
+                #expect(await scheduler.finishedDependencies.isEmpty)
+                // A job made waiting for it keeps its state, as before.
+                var made = try JobServiceTests.request("http://127.0.0.1:9/3")
+                made.after = [done]
+                _ = try await scheduler.create(made)
+                #expect(await scheduler.finishedDependencies[done] == .completed)
             }
         }
     }

@@ -95,7 +95,8 @@ import Testing
             #expect(try await service.request(.delete, "/jobs/\(a)").status == 204)
             try await service.waitFor(b) { $0["state"] as? String == "failed" }
             let resumed = try await service.request(.post, "/jobs/\(b)/resume").json()
-            #expect(["queued", "running"].contains(resumed["state"] as? String), "\(resumed)")
+            // In process a 1 MiB run may complete before the answer is read.
+            #expect(["queued", "running", "completed"].contains(resumed["state"] as? String), "\(resumed)")
             #expect(resumed["after"] as? [String] == [])
             try await service.waitFor(b) { $0["state"] as? String == "completed" }
         }
