@@ -124,6 +124,10 @@ echo "Service at $base (data in $work/data)"
 #   job (nothing changes), and generated ids never do.
 # - POST /jobs/batch is read as POST /jobs is, job by job: the same settings, and `after`
 #   dropped from each job of a positive request.
+# - `dir` (POST /jobs, each job of a batch): the schema's pattern counts characters and names
+#   the format characters of the Basic Multilingual Plane only; the service counts bytes (255
+#   a part) and refuses every format character. A positive request's `dir` that the service's
+#   rule refuses is dropped (`_plain_name`), the others are sent.
 # - POST /jobs answers 422 `idempotency_key_reused` to an `Idempotency-Key` that made a job
 #   from another body (as the spec declares): the fuzzer draws keys from a small space and
 #   sends them again with other bodies, so a valid request can meet a key already used.
@@ -174,6 +178,7 @@ TOML
 # Only values the service accepts are changed, always to other accepted values.
 cat >"$work/sluice_hooks.py" <<'PY'
 import re
+import unicodedata
 
 import schemathesis
 
@@ -181,6 +186,23 @@ _SIZE = re.compile(r"^0*([0-9]+)([KkMmGgTt]?)$")
 _SHIFT = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
 _MAX_BODY = 1 << 20  # the largest /testdata body a generated GET may ask for
 _MAX_DELAY = 200  # ms
+
+
+def _plain_name(part):
+    """A name as the service's rule for `filename` and each part of `dir` has it: at most
+    255 bytes of UTF-8, no C1 control, no format character (Unicode's Cf) but the
+    zero-width (non-)joiners. The schema's pattern counts characters and lists the format
+    characters of the Basic Multilingual Plane only (a JSON Schema pattern cannot name the
+    others in a way every regex dialect reads alike), so it admits a few names this refuses."""
+    return len(part.encode("utf-8", "surrogatepass")) <= 255 and not any(
+        0x80 <= ord(c) <= 0x9F or (unicodedata.category(c) == "Cf" and c not in "\u200c\u200d") for c in part)
+
+
+def _admitted_dir(job):
+    """Drops a `dir` whose parts the service's rule refuses (above): the rest are sent."""
+    directory = job.get("dir")
+    if isinstance(directory, str) and not all(_plain_name(part) for part in directory.split("/")):
+        del job["dir"]
 
 
 def _bytes(value, limit):
@@ -228,14 +250,15 @@ def before_call(context, case, kwargs):
         # `after` must name existing jobs (else 400): generated ids never do.
         if _positive(case) and case.body.get("after"):
             del case.body["after"]
+        if _positive(case):
+            _admitted_dir(case.body)
     elif (operation.path, operation.method.upper()) == ("/jobs/batch", "POST") and isinstance(case.body, dict):
-        # The same for each job of a batch; and `dir`, whose pattern admits names the service
-        # refuses (a known mismatch of the CreateJob schema: a batch of many jobs meets it).
+        # The same for each job of a batch.
         if _positive(case) and isinstance(case.body.get("jobs"), list):
             for job in case.body["jobs"]:
                 if isinstance(job, dict):
                     job.pop("after", None)
-                    job.pop("dir", None)
+                    _admitted_dir(job)
     elif operation.path == "/jobs" and operation.method.upper() == "GET" and query is not None:
         # `after` must name a current job (else 400): a generated value never does.
         if _positive(case) and isinstance(query.get("after"), str):
