@@ -1,8 +1,7 @@
 import Foundation
 import SluiceCore
 
-/// What a cluster node keeps beside its jobs, in one value the runner owns: the progress
-/// still to store, the ends the store has not taken yet, the creates given up, the count of
+/// What a cluster node keeps beside its jobs, in one value the runner owns: the ends the store has not taken yet, the creates given up, the count of
 /// its control writes (a read of the change feed older than one is not taken), the finished
 /// jobs it counts and has shown, and where the reading of other nodes' changes stands.
 /// A single node's book (`keeps` false) records nothing: its methods are the only place the
@@ -15,8 +14,6 @@ struct ClusterBook {
     /// and those it is being asked about (`askStore(about:)`).
     var goneFromStore: Set<String> = []
     var askingStoreAbout: Set<String> = []
-    /// Progress of runs not yet stored: the latest per job, written by the progress loop.
-    var unsavedProgress: [String: (job: JobSnapshot, lease: Lease)] = [:]
     /// Runs that ended while the store could not record it: shown ended, recorded (or found
     /// taken back) once the store answers again.
     var unrecordedRuns: [String: (job: JobSnapshot, lease: Lease)] = [:]

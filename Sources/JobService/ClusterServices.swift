@@ -9,11 +9,12 @@ import Synchronization
 /// rescue of other nodes' expired leases, the change feed (what other nodes changed), and
 /// the progress writer (this node's runs' bytes, about once a second).
 enum ClusterServices {
-    static func make(for scheduler: JobScheduler, cluster: any ClusterStore) -> [any Service] {
+    static func make(for scheduler: JobScheduler, cluster: any ClusterStore, progress: ClusterProgress) -> [any Service] {
         let beat = JobScheduler.heartbeatInterval(lease: cluster.leaseDuration)
         return [
             RepeatingWork(description: "ClusterProgressWriter", interval: .seconds(1), waitsFirst: true) { [weak scheduler] in
-                await scheduler?.saveProgress()
+                guard let scheduler, scheduler.storeAnswers else { return }
+                await progress.write { [weak scheduler] id, epoch in await scheduler?.leaseLost(id: id, epoch: epoch) }
             },
             ClusterChangeFeed(scheduler: scheduler, signals: cluster.signals()),
             RepeatingWork(description: "ClusterRescuer", interval: beat, waitsFirst: true) { [weak scheduler] in

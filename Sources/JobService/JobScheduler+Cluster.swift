@@ -77,30 +77,6 @@ extension JobScheduler {
         book.noteControlWrite(id)
     }
 
-    /// Prepares the run's partial file from the job's earlier one (see `PartialFileTakeover`).
-    func adoptPartialFile(id: String, lease: Lease, ownFile: Bool) async {
-        // Files are touched only under a lease the store still honours.
-        guard let cluster, (try? await cluster.heartbeat(running: [lease]))?.isEmpty == true else {
-            logger.warning("job \(id): lease \(lease.epoch) not confirmed; its partial file is left alone")
-            return
-        }
-        let cacheDirectory = configuration.cacheDirectory
-        let checkpoint = ownFile ? nil : (try? await repository.checkpoint(id: id))
-        let written = checkpoint?.writtenRanges ?? []
-        logger.info(
-            "job \(id): lease \(lease.epoch), taking over the partial file \(ownFile ? "by renaming it" : "by copying \(written.count) checkpointed range(s)")"
-        )
-        do {
-            try await NIOThreadPool.singleton.runIfActive {
-                try PartialFileTakeover.adopt(
-                    cacheDirectory: cacheDirectory, id: id, epoch: lease.epoch, ownFile: ownFile, written: written
-                )
-            }
-        } catch {
-            logger.warning("job \(id): the partial file could not be taken over, the download starts over: \(error)")
-        }
-    }
-
     /// A run's lease was refused: the run stops at once, writing nothing more.
     func leaseLost(id: String, epoch: Int64) async {
         guard let actions = machine.leaseLost(id: id, epoch: epoch) else { return }
@@ -121,39 +97,16 @@ extension JobScheduler {
     /// Gives a stopped run's lease back (a run an edit stopped keeps it, to go on).
     func releaseLease(_ id: String) {
         guard let leaseReleaser, !runs[id].editing, runs.running(id) == nil, let lease = runs.takeLease(id) else { return }
-        book.unsavedProgress[id] = nil
+        progress?.forget(id)
         // Not waited for: an unreleased lease lapses by itself.
         leaseReleaser.release(lease)
     }
 
-    /// Progress for the store, which renews the lease: kept (the latest per job) for the
-    /// progress loop, which writes it about once a second, off this actor.
+    /// Progress for the store, which renews the lease: the latest per run, written about
+    /// once a second off this actor (`ClusterProgress`).
     func storeProgress(_ job: JobSnapshot) {
-        guard cluster != nil, let lease = runs[job.id].lease else { return }
-        book.unsavedProgress[job.id] = (job, lease)
-    }
-
-    /// Takes the progress to write now.
-    private func takeProgress() -> [(job: JobSnapshot, lease: Lease)] {
-        guard storeAnswers, !isShuttingDown else { return [] }
-        defer { book.unsavedProgress = [:] }
-        return Array(book.unsavedProgress.values)
-    }
-
-    /// Writes the progress of this node's runs, then stops those whose lease the store
-    /// refused.
-    func saveProgress() async {
-        // Cancelled, the cluster's loop is ending (a shutdown): it writes nothing more.
-        guard let cluster, !Task.isCancelled else { return }
-        let runs = takeProgress()
-        guard !runs.isEmpty else { return }
-        do {
-            // Every run's progress in one transaction.
-            let refused = Set(try await cluster.saveProgress(runs))
-            for (job, lease) in runs where refused.contains(job.id) { await leaseLost(id: job.id, epoch: lease.epoch) }
-        } catch {
-            logger.warning("cannot save the progress of \(runs.count) job(s): \(error)")
-        }
+        guard let lease = runs[job.id].lease else { return }
+        progress?.note(job, lease: lease)
     }
 
     // MARK: What other nodes changed
@@ -373,7 +326,7 @@ extension JobScheduler {
     func finishRun(_ finishing: JobSnapshot, lease: Lease, tell: WebhookEvent?) async -> Bool {
         guard let cluster else { return true }
         let id = finishing.id
-        book.unsavedProgress[id] = nil
+        progress?.forget(id)
         noteControlWrite(id)
         let before = jobs[id]
         // A delete that comes while the store is asked finds the run `recording`, waits
@@ -434,8 +387,8 @@ extension JobScheduler {
     /// A cluster node's work beside its commands, as services for the group
     /// (`ClusterServices`): none for a single node.
     public nonisolated var clusterServices: [any Service] {
-        guard let cluster else { return [] }
-        return ClusterServices.make(for: self, cluster: cluster)
+        guard let cluster, let progress else { return [] }
+        return ClusterServices.make(for: self, cluster: cluster, progress: progress)
     }
 
     /// A cluster node's membership (`ClusterMembership`), first in the group so that it stops

@@ -24,28 +24,8 @@ extension JobScheduler {
         let id = job.id
         let download = engine.makeRun(
             RunRequest(
-                url: job.url,
-                target: DownloadTarget(
-                    partialPath: partialPath(id),
-                    destination: .directory(configuration.documentsDirectory + (job.directory.map { "/" + $0 } ?? "")),
-                    fileName: job.requestedFilename, root: job.directory == nil ? nil : configuration.documentsDirectory
-                ),
-                options: {
-                    var options = DownloadOptions(
-                        connections: job.connections, headers: job.headers, expectedSHA256: job.expectedSHA256,
-                        retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: limiter(for: job)
-                    )
-                    options.minimumFreeSpace = configuration.minFreeSpace
-                    options.releaseSlotAfter = configuration.releaseSlotAfter
-                    options.priorFailures = runs[id].retryFailures ?? 0
-                    options.clock = configuration.clock
-                    options.proxy = job.proxy.flatMap { try? EndpointURL.proxy($0, field: "proxy") }
-                    options.hostConnections = configuration.hostConnections
-                    // Only where this node allows it (a restart without the flag, another node).
-                    options.insecure = job.insecure && configuration.allowInsecureTLS
-                    options.neverRun = runs[id].neverRun
-                    return options
-                }(),
+                job: job, partialPath: partialPath(id), configuration: configuration, rateLimiter: limiter(for: job),
+                priorFailures: runs[id].retryFailures ?? 0, neverRun: runs[id].neverRun,
                 checkpoints: checkpointStore(id: id, lease: lease), logger: logger
             ))
         runs[id].neverRun = false
@@ -61,7 +41,11 @@ extension JobScheduler {
                 }
                 // A claim from the store: the run's own partial file first, once any earlier
                 // run of this node has checkpointed.
-                if let lease, let ownFile { await self.adoptPartialFile(id: id, lease: lease, ownFile: ownFile) }
+                if let lease, let ownFile, let cluster = self.cluster {
+                    await PartialFileTakeover.adopt(
+                        id: id, lease: lease, ownFile: ownFile, cluster: cluster, repository: self.repository,
+                        cacheDirectory: self.configuration.cacheDirectory, logger: self.logger)
+                }
                 // One reader of the download's events for the whole run, not a task per tick.
                 async let reported: Void = {
                     for await case .progress(let progress) in download.events {

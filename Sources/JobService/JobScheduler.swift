@@ -15,49 +15,6 @@ public import SluiceCore
 /// a cluster's control write) is awaited, never blocking: every store call is async.
 /// Downloads run as tasks the scheduler starts and cancels.
 public actor JobScheduler {
-    public struct Configuration: Sendable {
-        public var cacheDirectory: String
-        public var documentsDirectory: String
-        public var maxActive: Int
-        public var retry: RetryPolicy
-        public var stallTimeout: Double
-        public var limitRate: Int64?
-        /// Free space a download's reservation must leave; nil for the default rule.
-        public var minFreeSpace: Int64?
-        /// A remote's wait at least this long gives the job's slot to another while it waits.
-        public var releaseSlotAfter: Duration = .seconds(30)
-        /// Waits, rates and stalls are measured on this clock (tests pass a faster one).
-        public var clock: ElapsedClock = .continuous
-        /// Connections to one host across all downloads (`--max-connections-per-host`).
-        public var hostConnections: HostConnections?
-        /// This node's name (`--node-name`): the owner of its leases in a cluster.
-        public var nodeName: String = ProcessInfo.processInfo.hostName
-        /// Whether a job may skip certificate verification (`--allow-insecure-tls`).
-        public var allowInsecureTLS = false
-        /// The longest a pause waits for a run to stop before it answers anyway (a run that
-        /// is placing its file is waited for to its end). Real time: it bounds a request. A
-        /// stop ends on its last checkpoint's store write, whose own deadline is 10 s; under
-        /// the PostgreSQL test pass's load stops took up to 3 s.
-        public var settleLimit: Duration = .seconds(15)
-        /// What a command, or the service's own work, may spend waiting on the store
-        /// (`StoreCallBudget`): 2 s (docs/job-service.md, "Store calls") unless a test pass
-        /// sets more.
-        public var storeBudget: Duration = StoreCallBudget.request
-
-        public init(
-            cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),
-            stallTimeout: Double = 30, limitRate: Int64? = nil, minFreeSpace: Int64? = nil
-        ) {
-            self.cacheDirectory = cacheDirectory
-            self.documentsDirectory = documentsDirectory
-            self.maxActive = maxActive
-            self.retry = retry
-            self.stallTimeout = stallTimeout
-            self.limitRate = limitRate
-            self.minFreeSpace = minFreeSpace
-        }
-    }
-
     /// How a run of a download ended: the result of a finished one, or why it stopped.
     typealias Outcome = Result<DownloadResult, any Error>
 
@@ -82,6 +39,8 @@ public actor JobScheduler {
     let cluster: (any ClusterStore)?
     /// Gives stopped runs' leases back to a cluster's store, behind the runner.
     nonisolated let leaseReleaser: LeaseReleaser?
+    /// A cluster node's runs' progress on its way to the store.
+    nonisolated let progress: ClusterProgress?
     /// The decisions: every job's runtime here and the rules that change it (`JobMachine`);
     /// this actor runs the actions it returns.
     var machine: JobMachine<Run>
@@ -187,6 +146,7 @@ public actor JobScheduler {
         self.writes = JobWrites(repository: repository)
         self.cluster = cluster
         self.leaseReleaser = cluster.map { LeaseReleaser(cluster: $0, logger: logger) }
+        self.progress = cluster.map { ClusterProgress(cluster: $0, logger: logger) }
         self.machine = JobMachine(claiming: cluster == nil ? .own : .leased)
         self.book = ClusterBook(keeps: cluster != nil)
         self.reads = JobReads(

@@ -1,6 +1,8 @@
 import SluiceSystem
 import DownloadEngine
 import Foundation
+import Logging
+import NIOPosix
 import SluiceCore
 
 /// The partial files of one job in a cluster, one name per lease: `ID.e<epoch>.part`.
@@ -51,5 +53,32 @@ enum PartialFileTakeover {
         }
         guard !written.isEmpty else { return }
         try PartialFileCopy.copy(written, from: previous, to: target)
+    }
+}
+
+extension PartialFileTakeover {
+    /// Prepares a claimed run's partial file from the job's earlier one (`adopt` above), on
+    /// the thread pool, and only under a lease the store still honours; the checkpoint says
+    /// which ranges to copy. A takeover that fails leaves the run to start over.
+    static func adopt(
+        id: String, lease: Lease, ownFile: Bool, cluster: any ClusterStore, repository: any JobRepository, cacheDirectory: String,
+        logger: Logger
+    ) async {
+        guard (try? await cluster.heartbeat(running: [lease]))?.isEmpty == true else {
+            logger.warning("job \(id): lease \(lease.epoch) not confirmed; its partial file is left alone")
+            return
+        }
+        let checkpoint = ownFile ? nil : (try? await repository.checkpoint(id: id))
+        let written = checkpoint?.writtenRanges ?? []
+        logger.info(
+            "job \(id): lease \(lease.epoch), taking over the partial file \(ownFile ? "by renaming it" : "by copying \(written.count) checkpointed range(s)")"
+        )
+        do {
+            try await NIOThreadPool.singleton.runIfActive {
+                try adopt(cacheDirectory: cacheDirectory, id: id, epoch: lease.epoch, ownFile: ownFile, written: written)
+            }
+        } catch {
+            logger.warning("job \(id): the partial file could not be taken over, the download starts over: \(error)")
+        }
     }
 }

@@ -1,0 +1,37 @@
+import DownloadEngine
+import Logging
+import SluiceCore
+
+extension RunRequest {
+    /// What a run of `job` asks of the engine, from the job and the service's configuration:
+    /// into the documents (or the job's `dir` beneath them) through its partial file, under
+    /// the job's and the service's rates, on the service's clock, through the job's proxy,
+    /// verifying certificates unless both the job and this node say not to.
+    init(
+        job: JobSnapshot, partialPath: String, configuration: JobScheduler.Configuration, rateLimiter: RateLimiter,
+        priorFailures: Int, neverRun: Bool, checkpoints: any CheckpointStore, logger: Logger
+    ) {
+        var options = DownloadOptions(
+            connections: job.connections, headers: job.headers, expectedSHA256: job.expectedSHA256,
+            retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: rateLimiter
+        )
+        options.minimumFreeSpace = configuration.minFreeSpace
+        options.releaseSlotAfter = configuration.releaseSlotAfter
+        options.priorFailures = priorFailures
+        options.clock = configuration.clock
+        options.proxy = job.proxy.flatMap { try? EndpointURL.proxy($0, field: "proxy") }
+        options.hostConnections = configuration.hostConnections
+        // Only where this node allows it (a restart without the flag, another node).
+        options.insecure = job.insecure && configuration.allowInsecureTLS
+        options.neverRun = neverRun
+        self.init(
+            url: job.url,
+            target: DownloadTarget(
+                partialPath: partialPath,
+                destination: .directory(configuration.documentsDirectory + (job.directory.map { "/" + $0 } ?? "")),
+                fileName: job.requestedFilename, root: job.directory == nil ? nil : configuration.documentsDirectory
+            ),
+            options: options, checkpoints: checkpoints, logger: logger
+        )
+    }
+}
