@@ -8,15 +8,6 @@ enum JobAction<Run: RunHandle> {
     /// state the store must still hold for the write to be made (a cluster's fenced write);
     /// nil writes whatever the store holds (a single node's: its memory decides).
     case record(JobSnapshot, expected: JobState?, tell: WebhookEvent?)
-    /// A command's change, written first while the store still holds `expected` (a cluster
-    /// node's): the runner awaits the store, then feeds `JobMachine.commandWritten`; a store
-    /// that cannot write changes nothing (503), a job another node changed first is read
-    /// back (409).
-    case controlWrite(JobSnapshot, expected: JobState)
-    /// A cluster run's end, written under its lease before anything is shown: the runner
-    /// awaits the store, then feeds `JobMachine.endStored` (or reads the job back when the
-    /// lease was taken meanwhile).
-    case finishRun(JobSnapshot, lease: Lease, tell: WebhookEvent?)
     /// The job as the store holds it: into the table (placed by its age) and to subscribers,
     /// nothing written.
     case show(JobSnapshot)
@@ -51,6 +42,45 @@ enum JobAction<Run: RunHandle> {
     case schedule
     /// A finished job leaves the table once its state is stored and nothing holds it.
     case letGo(String)
+    /// A run's end the store could not take: kept, and recorded under its lease by the
+    /// heartbeat once the store answers (`recordEndedRuns`).
+    case keepUnrecorded(JobSnapshot, lease: Lease)
 }
+
+/// A write the store must take before the machine goes on (a cluster node's): the runner
+/// awaits it, and its answer comes back to the machine as an event.
+enum StoreFirst: Equatable {
+    /// A command's change, written while the store still holds `expected`: answered by
+    /// `JobMachine.commandWritten`; a store that cannot write changes nothing (503), a job
+    /// another node changed first is read back (409).
+    case controlWrite(JobSnapshot, expected: JobState)
+    /// A run's end, written under its lease before anything is shown: answered by
+    /// `JobMachine.finishAnswered`.
+    case finishRun(JobSnapshot, lease: Lease, tell: WebhookEvent?)
+}
+
+/// How the store answered a run's end written under its lease (`StoreFirst.finishRun`).
+enum FinishAnswer: Equatable {
+    case recorded
+    /// The lease was taken back meanwhile: the outcome is another node's to record.
+    case takenBack
+    /// The store did not answer.
+    case unavailable
+}
+
+/// What follows a run's end written under its lease, as `JobMachine.finishAnswered` decides.
+enum FinishFollowUp<Run: RunHandle> {
+    /// The job was deleted meanwhile: nothing to record or show.
+    case nothing
+    /// The store holds what won (another node's outcome, or a command's change made
+    /// meanwhile): the job is read back. `takenBack` counts a lost lease.
+    case readBack(takenBack: Bool)
+    /// Shown ended, recorded later (these actions); the run's end is not recorded yet.
+    case unrecorded([JobAction<Run>])
+    /// Recorded: `tell` is told, then `JobMachine.endTold` says what follows.
+    case recorded(tell: WebhookEvent?)
+}
+
+extension FinishFollowUp: Equatable where Run: Equatable {}
 
 extension JobAction: Equatable where Run: Equatable {}

@@ -43,16 +43,19 @@ struct JobMachine<Run: RunHandle> {
     /// once the write is made (`commandWritten`): nothing changes here before.
     mutating func command(
         _ job: JobSnapshot, now: Date, pendingWrite: Bool, _ event: (inout JobLifecycle) -> JobLifecycle.Action
-    ) throws -> (JobSnapshot, [Action]) {
+    ) throws -> (job: JobSnapshot, actions: [Action], storeFirst: StoreFirst?) {
         // Its file is placed: completed, though the store may not have taken the end yet (a
         // cluster node waits on it). Answered as the record will, not after a wait.
         if runs[job.id].placedFile {
             throw SluiceError(.invalidTransition, "job \(job.id) is completed: its file is placed")
         }
-        guard claiming.writesCommandsFirst else { return try lifecycle(job, now: now, event) }
+        guard claiming.writesCommandsFirst else {
+            let (after, actions) = try lifecycle(job, now: now, event)
+            return (after, actions, nil)
+        }
         let (after, _) = try Self.decide(job, event, now: now)
-        guard after.state != job.state || pendingWrite else { return (after, []) }
-        return (after, [.controlWrite(after, expected: job.state)])
+        guard after.state != job.state || pendingWrite else { return (after, [], nil) }
+        return (after, [], .controlWrite(after, expected: job.state))
     }
 
     /// A command's control write is made: its run stops, the job is shown as written.
@@ -357,16 +360,16 @@ struct JobMachine<Run: RunHandle> {
     /// `result` is the placed file's, for a run that placed one.
     mutating func endOfRun(
         _ job: JobSnapshot, outcome: RunEnd.Outcome, result: DownloadResult?, now: Date, documentsDirectory: String
-    ) -> (JobSnapshot, [Action]) {
+    ) -> (job: JobSnapshot, actions: [Action], storeFirst: StoreFirst?) {
         let id = job.id
         runs[id].lastProgressEvent = nil
         let record: RunEnd.Record
         switch RunEnd.decide(outcome, state: job.state) {
         case .releaseLease, .alreadyFinished:
-            return (job, [.releaseLease(id)])
+            return (job, [.releaseLease(id)], nil)
         case .forgetLease:
             runs[id].lease = nil
-            return (job, [])
+            return (job, [], nil)
         case .record(let decided):
             record = decided
         }
@@ -396,8 +399,36 @@ struct JobMachine<Run: RunHandle> {
         ended.node = nil
         ended.updatedAt = now
         let tell = WebhookEvent(ending: ended.state)
-        if let lease = runs.takeLease(id) { return (ended, [.finishRun(ended, lease: lease, tell: tell)]) }
-        return (ended, [.record(ended, expected: nil, tell: tell)] + endStored(ended))
+        if let lease = runs.takeLease(id) { return (ended, [], .finishRun(ended, lease: lease, tell: tell)) }
+        return (ended, [.record(ended, expected: nil, tell: tell)] + endStored(ended), nil)
+    }
+
+    /// The store answered a run's end written under its lease (`StoreFirst.finishRun`):
+    /// `before` is the job as the table held it when the write began, `now` as it holds it
+    /// now (nil: deleted meanwhile; a delete that comes during the write waits for it and
+    /// removes a placed file itself).
+    func finishAnswered(
+        _ answer: FinishAnswer, finishing: JobSnapshot, lease: Lease, tell: WebhookEvent?, before: JobSnapshot?, now: JobSnapshot?
+    ) -> FinishFollowUp<Run> {
+        guard let now else { return .nothing }
+        switch answer {
+        case .takenBack:
+            return .readBack(takenBack: true)
+        case .unavailable:
+            // Shown ended here, recorded by the heartbeat once the store answers (or found
+            // taken back then, when the outage outlasted the lease).
+            return .unrecorded([.keepUnrecorded(finishing, lease: lease), .show(finishing), .schedule])
+        case .recorded:
+            // Paused, resumed or edited meanwhile: the store holds what won.
+            return now != before ? .readBack(takenBack: false) : .recorded(tell: tell)
+        }
+    }
+
+    /// A recorded run's end was told (its webhook stored): the job is shown ended, and what
+    /// follows from its state follows; nothing when it was deleted meanwhile.
+    mutating func endTold(_ finishing: JobSnapshot, present: Bool) -> [Action] {
+        guard present else { return [] }
+        return [.show(finishing)] + endStored(finishing)
     }
 
     /// A run's end is stored (behind on a single node; under its lease in a cluster): what

@@ -319,59 +319,42 @@ extension JobScheduler {
         await cluster?.close(removingNode: true)
     }
 
-    /// `JobAction.finishRun`: a cluster run's end written under its lease before anything is
-    /// shown; the answer fed back to the machine (`endStored`), or the job read back when the
-    /// lease was taken meanwhile. False when the store could not take it (the heartbeat
-    /// records it later, `recordEndedRuns`).
+    /// `StoreFirst.finishRun`: a cluster run's end written under its lease before anything
+    /// is shown; the store's answer goes back to the machine (`finishAnswered`), which says
+    /// what follows. False when the store could not take it (the heartbeat records it later,
+    /// `recordEndedRuns`).
     func finishRun(_ finishing: JobSnapshot, lease: Lease, tell: WebhookEvent?) async -> Bool {
         guard let cluster else { return true }
         let id = finishing.id
         progress?.forget(id)
         noteControlWrite(id)
         let before = jobs[id]
-        // A delete that comes while the store is asked finds the run `recording`, waits
-        // for it, and removes a placed file itself.
+        let answer: FinishAnswer
         do {
             // Awaited: this actor answers meanwhile.
-            let recorded = try await cluster.finishRun(finishing, lease: lease)
+            answer = try await cluster.finishRun(finishing, lease: lease) ? .recorded : .takenBack
             // A read of the change feed that began during the wait is older than this.
             noteControlWrite(id)
-            // Deleted meanwhile: nothing to record or show.
-            guard jobs[id] != nil else { return true }
-            guard recorded else {
-                // Taken back meanwhile: the outcome is another node's to record.
-                leasesLostCounter.increment()
-                try? await refresh(id)
-                schedule()
-                return true
-            }
         } catch {
-            // Shown ended here, recorded by the heartbeat once the store answers (or
-            // found taken back then, when the outage outlasted the lease).
             logger.warning("job \(id) ended while the store cannot record it; recorded once it answers: \(error)")
-            book.unrecordedRuns[id] = (finishing, lease)
+            answer = .unavailable
         }
-        // Deleted while the store was asked: nothing to show.
-        guard let now = jobs[id] else { return true }
-        // Paused, resumed or edited meanwhile: the store holds what won; read it.
-        if now != before, book.unrecordedRuns[id] == nil {
+        switch machine.finishAnswered(answer, finishing: finishing, lease: lease, tell: tell, before: before, now: jobs[id]) {
+        case .nothing:
+            return true
+        case .readBack(let takenBack):
+            if takenBack { leasesLostCounter.increment() }
             try? await refresh(id)
             schedule()
             return true
-        }
-        if book.unrecordedRuns[id] != nil {
-            jobs[id] = finishing
-            events.publish(.job(finishing))
-            schedule()
+        case .unrecorded(let actions):
+            perform(actions)
             return false
+        case .recorded(let tell):
+            if let tell { await webhooks?.record(tell, job: finishing) }
+            perform(machine.endTold(finishing, present: jobs[id] != nil))
+            return true
         }
-        if let tell { await webhooks?.record(tell, job: finishing) }
-        // Deleted while the webhook was stored: nothing to show.
-        guard jobs[id] != nil else { return true }
-        jobs[id] = finishing
-        events.publish(.job(finishing))
-        perform(machine.endStored(finishing))
-        return true
     }
 
     /// In a cluster, the bytes of a job another node has claimed meanwhile are that node's:
@@ -471,15 +454,13 @@ extension JobScheduler {
                 if !recorded {
                     leasesLostCounter.increment()
                     try? await refresh(id)
-                } else if ended.job.state == .completed {
-                    await webhooks?.record(.completed, job: ended.job)
-                } else if ended.job.state == .failed {
-                    await webhooks?.record(.failed, job: ended.job)
-                    failForDependency(waiting(for: id).map { ($0, DependencyCascade.failureReason(of: id)) })
+                    letGoIfFinished(id)
+                    schedule()
+                } else {
+                    // Told, then what follows from its state, as for an end recorded at once.
+                    if let tell = WebhookEvent(ending: ended.job.state) { await webhooks?.record(tell, job: ended.job) }
+                    perform(machine.endStored(ended.job))
                 }
-                // Recorded: a finished job leaves the table.
-                letGoIfFinished(id)
-                schedule()
             } catch {
                 logger.warning("cannot save job \(id) yet: \(error)")
                 return

@@ -118,7 +118,7 @@ extension JobScheduler {
         }
         let ended = RunEnd.Outcome(outcome)
         logEnd(of: job, ended, outcome)
-        let (endedJob, actions) = machine.endOfRun(
+        let (endedJob, actions, storeFirst) = machine.endOfRun(
             job, outcome: ended, result: try? outcome.get(), now: configuration.clock.now(),
             documentsDirectory: configuration.documentsDirectory
         )
@@ -126,7 +126,7 @@ extension JobScheduler {
             bytesDownloaded.increment(by: endedJob.bytesDone - job.bytesDone)
         }
         // Recorded behind at once, unless the machine says to write it under a lease first.
-        guard case .finishRun(let finishing, let lease, let tell)? = actions.first else {
+        guard case .finishRun(let finishing, let lease, let tell)? = storeFirst else {
             perform(actions)
             return true
         }

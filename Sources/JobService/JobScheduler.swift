@@ -467,12 +467,12 @@ public actor JobScheduler {
             throw SluiceError(.notFound, "no job \(id)")
         }
         let now = configuration.clock.now()
-        let actions: [JobAction<Run>]
-        do { actions = try machine.command(before, now: now, pendingWrite: queued != nil, event).1 } catch {
+        let decided: (job: JobSnapshot, actions: [JobAction<Run>], storeFirst: StoreFirst?)
+        do { decided = try machine.command(before, now: now, pendingWrite: queued != nil, event) } catch {
             putBack()
             throw error
         }
-        if case .controlWrite(let job, let expected)? = actions.first {
+        if case .controlWrite(let job, let expected)? = decided.storeFirst {
             guard try await controlWrite(job, expected: queued?.expected ?? expected, with: queued) else {
                 // Moved on here while the store was asked (a run ended; its progress does not
                 // count): the store holds what won; read it.
@@ -483,7 +483,7 @@ public actor JobScheduler {
             }
             perform(machine.commandWritten(before, now: now, event))
         } else {
-            perform(actions)
+            perform(decided.actions)
         }
         schedule()
         // As scheduling left it (it may have started the job).
@@ -523,15 +523,13 @@ public actor JobScheduler {
         writes.put(job, expected: expected, deliveries: deliveries)
     }
 
-    /// Runs what the machine decided, in order. (A run's end written under its lease is
-    /// awaited by `complete`, which takes it out first.)
+    /// Runs what the machine decided, in order. (What the store must take first, the machine
+    /// asks for apart, `StoreFirst`: the command or the run's end awaits it.)
     func perform(_ actions: [JobAction<Run>]) {
         for action in actions {
             switch action {
             case .record(let job, let expected, let tell):
                 record(job, expected: expected, deliveries: tell.map { webhooks?.deliveries(for: $0, job: job) ?? [] } ?? [])
-            case .finishRun(let job, _, _), .controlWrite(let job, _):
-                assertionFailure("job \(job.id): a write under a lease or a fence is awaited by its command, not performed")
             case .show(let job):
                 jobs.insertByAge(job)
                 events.publish(.job(job))
@@ -562,6 +560,8 @@ public actor JobScheduler {
                 scheduleWakeUp()
             case .letGo(let id):
                 letGoIfFinished(id)
+            case .keepUnrecorded(let job, let lease):
+                book.unrecordedRuns[job.id] = (job, lease)
             }
         }
     }

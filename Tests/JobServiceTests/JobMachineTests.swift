@@ -100,22 +100,24 @@ import Testing
         var single = Self.machine(.own, running: ["a"])
         let running = Self.job("a", .running)
         let paused = Self.changed(running, to: .paused)
-        let (_, now) = try single.command(running, now: Self.now, pendingWrite: false) { $0.pauseRequested() }
-        #expect(now == [.cancel(TestRun(generation: 1)), .record(paused, expected: nil, tell: nil)])
+        let now = try single.command(running, now: Self.now, pendingWrite: false) { $0.pauseRequested() }
+        #expect(now.actions == [.cancel(TestRun(generation: 1)), .record(paused, expected: nil, tell: nil)])
+        #expect(now.storeFirst == nil)
 
         var cluster = Self.machine(.leased, running: ["a"])
-        let (_, first) = try cluster.command(running, now: Self.now, pendingWrite: false) { $0.pauseRequested() }
-        #expect(first == [.controlWrite(paused, expected: .running)])
+        let first = try cluster.command(running, now: Self.now, pendingWrite: false) { $0.pauseRequested() }
+        #expect(first.actions.isEmpty)
+        #expect(first.storeFirst == .controlWrite(paused, expected: .running))
         #expect(cluster.runs.running("a") != nil, "nothing changes before the write")
         #expect(cluster.commandWritten(running, now: Self.now) { $0.pauseRequested() } == [.cancel(TestRun(generation: 1)), .show(paused)])
 
         // No change: nothing is written, unless this node has a change of the job to write.
         let queued = Self.job("b", .queued)
-        #expect(try cluster.command(queued, now: Self.now, pendingWrite: false) { $0.resumeRequested() }.1.isEmpty)
+        let unchanged = try cluster.command(queued, now: Self.now, pendingWrite: false) { $0.resumeRequested() }
+        #expect(unchanged.actions.isEmpty && unchanged.storeFirst == nil)
         #expect(
-            try cluster.command(queued, now: Self.now, pendingWrite: true) { $0.resumeRequested() }.1 == [
-                .controlWrite(queued, expected: .queued)
-            ])
+            try cluster.command(queued, now: Self.now, pendingWrite: true) { $0.resumeRequested() }.storeFirst
+                == .controlWrite(queued, expected: .queued))
         #expect(throws: SluiceError.self) {
             try cluster.command(Self.job("c", .completed), now: Self.now, pendingWrite: true) { $0.pauseRequested() }
         }
@@ -320,12 +322,12 @@ import Testing
     @Test func aSingleNodeRecordsARunsEndBehind() {
         var machine = Self.machine(.own, running: ["a"])
         let running = Self.job("a", .running, bytes: 400)
-        let (job, actions) = machine.endOfRun(running, outcome: .placed, result: Self.placed, now: Self.now, documentsDirectory: "/docs")
+        let (job, actions, _) = machine.endOfRun(running, outcome: .placed, result: Self.placed, now: Self.now, documentsDirectory: "/docs")
         #expect(job == Self.completed(running))
         #expect(actions == [.record(job, expected: nil, tell: .completed), .schedule, .letGo("a")])
 
         let broken = JobSnapshot.JobError(code: "http_status", message: "the remote answered 404")
-        let (failed, failure) = machine.endOfRun(
+        let (failed, failure, _) = machine.endOfRun(
             running, outcome: .failed(broken), result: nil, now: Self.now, documentsDirectory: "/docs")
         #expect(failed.state == .failed && failed.error == broken)
         #expect(
@@ -335,7 +337,8 @@ import Testing
             ])
 
         // Only the store failed: queued for 5 s, told to nobody, never failed.
-        let (waiting, wait) = machine.endOfRun(running, outcome: .storeUnavailable, result: nil, now: Self.now, documentsDirectory: "/docs")
+        let (waiting, wait, _) = machine.endOfRun(
+            running, outcome: .storeUnavailable, result: nil, now: Self.now, documentsDirectory: "/docs")
         #expect(waiting.state == .queued && waiting.retryAt == Self.now.addingTimeInterval(5))
         #expect(wait == [.record(waiting, expected: nil, tell: nil), .schedule, .letGo("a")])
     }
@@ -345,20 +348,53 @@ import Testing
     @Test func aClusterNodeWritesARunsEndUnderItsLeaseFirst() {
         var machine = Self.machine(.leased, running: ["a"], lease: Self.lease)
         let running = Self.job("a", .running)
-        let (job, actions) = machine.endOfRun(running, outcome: .placed, result: Self.placed, now: Self.now, documentsDirectory: "/docs")
-        #expect(actions == [.finishRun(job, lease: Self.lease, tell: .completed)])
+        let (job, actions, storeFirst) = machine.endOfRun(
+            running, outcome: .placed, result: Self.placed, now: Self.now, documentsDirectory: "/docs")
+        #expect(actions.isEmpty)
+        #expect(storeFirst == .finishRun(job, lease: Self.lease, tell: .completed))
         #expect(machine.runs["a"].lease == nil)
         #expect(machine.endStored(job) == [.schedule, .letGo("a")])
+    }
+
+    /// What follows the store's answer to a run's end written under its lease, as a table:
+    /// (answer, the job as the table holds it now) → follow-up. `before` is the job when
+    /// the write began.
+    @Test func whatFollowsARunsEndWrittenUnderItsLease() {
+        let machine = Self.machine(.leased, running: ["a"], lease: Self.lease)
+        let before = Self.job("a", .running)
+        let finishing = Self.completed(before)
+        let paused = Self.changed(before, to: .paused)
+        let table: [(FinishAnswer, JobSnapshot?, FinishFollowUp<TestRun>)] = [
+            // Deleted meanwhile: nothing to record or show, whatever the store said.
+            (.recorded, nil, .nothing), (.takenBack, nil, .nothing), (.unavailable, nil, .nothing),
+            // Recorded, nothing changed meanwhile: told, then shown (`endTold`).
+            (.recorded, before, .recorded(tell: .completed)),
+            // Recorded, but a command changed the job meanwhile: the store holds what won.
+            (.recorded, paused, .readBack(takenBack: false)),
+            // The lease was taken back: another node's outcome, read back.
+            (.takenBack, before, .readBack(takenBack: true)), (.takenBack, paused, .readBack(takenBack: true)),
+            // The store did not answer: shown ended, kept for the heartbeat to record.
+            (.unavailable, before, .unrecorded([.keepUnrecorded(finishing, lease: Self.lease), .show(finishing), .schedule])),
+            (.unavailable, paused, .unrecorded([.keepUnrecorded(finishing, lease: Self.lease), .show(finishing), .schedule])),
+        ]
+        for (answer, now, expected) in table {
+            let followUp = machine.finishAnswered(
+                answer, finishing: finishing, lease: Self.lease, tell: .completed, before: before, now: now)
+            #expect(followUp == expected, "\(answer), now \(now?.state.rawValue ?? "deleted")")
+        }
+        var told = machine
+        #expect(told.endTold(finishing, present: true) == [.show(finishing), .schedule, .letGo("a")])
+        #expect(told.endTold(finishing, present: false).isEmpty)
     }
 
     /// A late end changes nothing: a finished job's lease goes; a lost lease is forgotten.
     @Test func lateEndsChangeNothing() {
         var machine = Self.machine(.leased, running: ["a"], lease: Self.lease)
         let done = Self.job("a", .completed)
-        let (same, actions) = machine.endOfRun(done, outcome: .placed, result: Self.placed, now: Self.now, documentsDirectory: "/docs")
+        let (same, actions, _) = machine.endOfRun(done, outcome: .placed, result: Self.placed, now: Self.now, documentsDirectory: "/docs")
         #expect(same == done)
         #expect(actions == [.releaseLease("a")])
-        let (_, lost) = machine.endOfRun(
+        let (_, lost, _) = machine.endOfRun(
             Self.job("a", .running), outcome: .leaseLost, result: nil, now: Self.now, documentsDirectory: "/docs")
         #expect(lost.isEmpty)
         #expect(machine.runs["a"].lease == nil)
