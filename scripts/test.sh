@@ -10,7 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-build-deps.sh
-swift build --build-tests
+# SLUICE_BUILD_FLAGS: more flags for the build (CI's clean clone builds without an index or
+# debug information, which nothing there reads: .ci/run).
+# shellcheck disable=SC2086
+swift build --build-tests ${SLUICE_BUILD_FLAGS:-}
 postgres_dir=""
 squid_dir=""
 stop_services() {
