@@ -10,8 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-build-deps.sh
-# SLUICE_BUILD_FLAGS: more flags for the build (CI's clean clone builds without an index or
-# debug information, which nothing there reads: .ci/run).
+# SLUICE_BUILD_FLAGS: more flags for the build (CI's clean clone builds without debug
+# information, which nothing there reads: .ci/run).
 # shellcheck disable=SC2086
 swift build --build-tests ${SLUICE_BUILD_FLAGS:-}
 postgres_dir=""
