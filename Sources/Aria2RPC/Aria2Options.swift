@@ -93,7 +93,7 @@ public struct Aria2JobOptions: Equatable, Sendable {
     /// directory, else the plain names below it joined by `/`. No `.` or `..` anywhere, so
     /// the text is where it leads, but for symlinks (the job service checks those on disk).
     static func subdirectory(_ dir: String, of documents: String) throws(Aria2Failure) -> String? {
-        func parts(_ path: String) -> [Substring] { path.split(separator: "/") }
+        func parts(_ path: String) -> [String] { path.pathParts.filter { !$0.isEmpty } }
         let given = parts(dir)
         let root = parts(documents)
         // A relative `documents` (`--data ./x`) is matched as it was shown.
@@ -102,7 +102,7 @@ public struct Aria2JobOptions: Equatable, Sendable {
         else {
             throw Aria2Failure("dir must be the documents directory (\(documents)) or a directory under it, without . or ..")
         }
-        let below = given.dropFirst(root.count).map(String.init)
+        let below = Array(given.dropFirst(root.count))
         if below.isEmpty { return nil }
         let directory = below.joined(separator: "/")
         do {

@@ -404,7 +404,7 @@ public actor JobScheduler {
     /// so `%` is a plain character); nothing for a name that could leave the directory.
     func removeFinishedFile(of job: JobSnapshot) {
         guard let path = job.path,
-            path.split(separator: "/", omittingEmptySubsequences: false).allSatisfy({ SafeRelativePath.isPlainName(String($0)) })
+            path.pathParts.allSatisfy({ SafeRelativePath.isPlainName($0) })
         else { return }
         unlink(configuration.documentsDirectory + "/" + path)
     }

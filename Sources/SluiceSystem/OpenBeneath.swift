@@ -1,3 +1,5 @@
+import SluiceCore
+
 /// Opens a file named under a root directory one component at a time, each relative to the
 /// directory already open (`openat` with `O_NOFOLLOW`). No path is resolved twice, so a
 /// directory swapped for a symlink between a check and the open cannot lead out of the root,
@@ -61,7 +63,7 @@ public enum OpenBeneath {
                 for descriptor in directories.dropFirst() { close(descriptor) }
                 directories.removeSubrange(1...)
             }
-            pending += relative.split(separator: "/", omittingEmptySubsequences: true).reversed().map(String.init)
+            pending += relative.pathParts.filter { !$0.isEmpty }.reversed()
         }
         return nil
     }

@@ -1,3 +1,5 @@
+import SluiceCore
+
 /// A sub-directory of a root (aria2's `dir` under the documents), walked one component at
 /// a time: every component that exists must resolve, symlinks followed, to a directory
 /// inside the root. Creating, each missing one is made before the next is looked at, so
@@ -12,7 +14,7 @@ public enum Subdirectory {
         guard let base = resolved(root) else { return "the documents directory is missing" }
         var path = root
         var shown = "documents"
-        for name in relative.split(separator: "/") {
+        for name in relative.pathParts where !name.isEmpty {
             path += "/" + name
             shown += "/" + name
             if creating, mkdir(path, 0o700) != 0, errno != EEXIST {
@@ -39,7 +41,7 @@ public enum Subdirectory {
     /// caller closes it. A problem, in words for API users, when it cannot be opened.
     public static func open(_ relative: String, under root: String) -> Result<Int32, SubdirectoryProblem> {
         guard let base = resolved(root) else { return .failure(.init("the documents directory is missing")) }
-        let names = relative.split(separator: "/").map(String.init)
+        let names = relative.pathParts.filter { !$0.isEmpty }
         var shown = "documents"
         var directory = openDirectory(base)
         guard directory >= 0 else { return .failure(.init("the documents directory cannot be opened")) }

@@ -54,6 +54,26 @@ import Testing
         }
     }
 
+    /// A symlink's target is split at every `/`, as the kernel splits it. Split by Swift's
+    /// characters, a `/` followed by a combining mark was no separator: `out/\u{308}x` was one
+    /// name, which `openat` resolved through `out`, a symlink out of the root, to a file outside.
+    @Test func aSlashBeforeACombiningMarkStillSeparatesALinksTarget() async throws {
+        try await withTemporaryDirectory { directory in
+            try directory.write("outside/plain", Array("top secret".utf8))
+            // A name that begins with a combining mark, written with the C library as it is.
+            let secret = open(directory.path + "/outside/\u{308}x", O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            #expect(secret >= 0)
+            close(secret)
+            try directory.write("root/keep.txt", Array("inside".utf8))
+            let root = directory.path + "/root"
+            try FileManager.default.createSymbolicLink(atPath: root + "/out", withDestinationPath: directory.path + "/outside")
+            try FileManager.default.createSymbolicLink(atPath: root + "/link", withDestinationPath: "out/\u{308}x")
+            let fileRoot = try FileRoot(path: root)
+            #expect(fileRoot.open(try Self.path("keep.txt")) != nil)
+            #expect(fileRoot.open(try Self.path("link")) == nil)
+        }
+    }
+
     @Test func loopsEscapesAndNonFilesAreRefused() async throws {
         try await withTemporaryDirectory { directory in
             try directory.write("secret.txt", Array("top secret".utf8))

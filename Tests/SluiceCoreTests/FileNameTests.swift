@@ -241,4 +241,19 @@ import Testing
         let old = try JSONDecoder().decode(Validators.self, from: Data(#"{"lastModified":1000}"#.utf8))
         #expect(old.ifRangeValue == nil)
     }
+
+    /// `dir` is split at every `/`, as the file system splits it: a part may begin with a
+    /// combining mark or an emoji modifier (Swift's characters joined it to the `/` before
+    /// it, and the service refused a `dir` its schema admits); a `/` never hides inside a part.
+    @Test func aDirIsSplitAtEverySlash() throws {
+        try CreateJobRequest.validateDirectory("a/\u{308}b", field: "dir")
+        try CreateJobRequest.validateDirectory("music/\u{1F3FB}x", field: "dir")
+        #expect("a/\u{308}b/c".pathParts == ["a", "\u{308}b", "c"])
+        #expect("/a//b/".pathParts == ["", "a", "", "b", ""])
+        for refused in ["a/\u{308}/..", "a//b", "/a", "a/", "a/../b"] {
+            #expect(throws: SluiceError.self, "\(refused.unicodeScalars.map(\.value))") {
+                try CreateJobRequest.validateDirectory(refused, field: "dir")
+            }
+        }
+    }
 }

@@ -121,7 +121,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     /// A relative sub-directory: plain names (as a filename's) joined by single `/`s, so
     /// that no `..`, absolute or empty component can lead out of the documents directory.
     public static func validateDirectory(_ directory: String, field: String = "directory") throws {
-        let components = directory.split(separator: "/", omittingEmptySubsequences: false)
+        let components = directory.pathParts
         guard !components.isEmpty, components.count <= 32, components.allSatisfy({ FileNameSanitizer.isValid(String($0)) }) else {
             // `dir` of `POST /jobs` is a field like any other (CONTRACT §2).
             throw SluiceError(

@@ -10,7 +10,7 @@ public struct SafeRelativePath: Hashable, Sendable, CustomStringConvertible {
     /// Nil when any segment is unsafe or the path is empty.
     public init?(encoded path: some StringProtocol) {
         var segments: [String] = []
-        for raw in path.split(separator: "/", omittingEmptySubsequences: false) {
+        for raw in path.pathParts {
             guard let decoded = PercentDecoding.decode(raw), Self.isPlainName(decoded) else { return nil }
             segments.append(decoded)
         }
