@@ -95,8 +95,8 @@ extension DownloadTarget {
     /// name in a directory) and returns where it is now. Under `root` (aria2's `dir`), the
     /// directories are opened beneath the root and the file linked into what was opened.
     public func place(name: String) throws -> String {
-        if let root, case .directory(let directory) = destination, directory.hasPrefix(root + "/") {
-            return try FilePlacement.place(partialPath, under: root, in: String(directory.dropFirst(root.count + 1)), name: name)
+        if let root, case .directory(let directory) = destination, let relative = directory.bytesAfter(prefix: root + "/") {
+            return try FilePlacement.place(partialPath, under: root, in: relative, name: name)
         }
         return try FilePlacement.place(partialPath, at: destination, name: name)
     }

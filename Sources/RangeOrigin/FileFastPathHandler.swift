@@ -148,11 +148,12 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     private func fastAnswer(_ request: HTTPRequest) -> Answer? {
-        guard codec != nil, request.method == .get, let path = request.path, path.hasPrefix("/files/"),
+        guard codec != nil, request.method == .get, let path = request.path, let afterFiles = path.bytesAfter(prefix: "/files/"),
             request.headerFields[.contentLength] == nil, request.headerFields[.transferEncoding] == nil,
             request.headerFields[.expect] == nil, let closes = Self.closesConnection(request), isAdmitted(request)
         else { return nil }
-        let encoded = path.dropFirst("/files/".count).prefix { $0 != "?" }
+        // Cut at the `?` scalar: a query's `?` that a combining mark follows is one character with it.
+        let encoded = Substring(String(String.UnicodeScalarView(afterFiles.unicodeScalars.prefix { $0 != "?" })))
         // One clock reading per request: validators, the cache and Date agree.
         let now = Int64(time(nil))
         guard let cached = origin.lookUpFile(encodedPath: encoded, now: now) else { return nil }

@@ -56,7 +56,9 @@ public struct RangeOrigin: Sendable {
 
     func serveFile(_ request: Request) throws -> Response {
         let now = Int64(time(nil))
-        guard let cached = lookUpFile(encodedPath: request.uri.path.dropFirst("/files/".count), now: now) else {
+        guard let encoded = request.uri.path.bytesAfter(prefix: "/files/"),
+            let cached = lookUpFile(encodedPath: Substring(encoded), now: now)
+        else {
             throw SluiceError(.notFound, "no such file")
         }
         let wantsDigest = Self.wantsReprDigest(request.headers)

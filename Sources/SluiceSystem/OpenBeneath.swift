@@ -57,7 +57,7 @@ public enum OpenBeneath {
             guard links < maximumLinks, let target = readLink(name, in: directory) else { return nil }
             links += 1
             var relative = Substring(target)
-            if target.hasPrefix("/") {
+            if target.utf8.first == UInt8(ascii: "/") {
                 guard let inside = ([root] + aliases).lazy.compactMap({ Self.path(target, under: $0) }).first else { return nil }
                 relative = inside
                 for descriptor in directories.dropFirst() { close(descriptor) }
@@ -71,9 +71,9 @@ public enum OpenBeneath {
     /// What follows `root` in the absolute path `target`; nil when `target` is not `root` or
     /// a place under it (a sibling sharing its prefix is not).
     private static func path(_ target: String, under root: String) -> Substring? {
-        if target == root { return "" }
+        if target.isSameBytes(as: root) { return "" }
         let prefix = root == "/" ? "/" : root + "/"
-        return target.hasPrefix(prefix) ? target.dropFirst(prefix.count) : nil
+        return target.bytesAfter(prefix: prefix).map { Substring($0) }
     }
 
     #if os(Linux)

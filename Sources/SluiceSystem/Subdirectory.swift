@@ -25,7 +25,9 @@ public enum Subdirectory {
                 if errno == ENOENT, !creating { return nil }
                 return "cannot read the directory \(shown): \(String(cString: strerror(errno)))"
             }
-            guard let target = resolved(path), target == base || target.hasPrefix(base == "/" ? "/" : base + "/") else {
+            guard let target = resolved(path),
+                target.isSameBytes(as: base) || target.bytesAfter(prefix: base == "/" ? "/" : base + "/") != nil
+            else {
                 return "\(shown) leads out of the documents directory"
             }
             guard stat(target, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { return "\(shown) is not a directory" }

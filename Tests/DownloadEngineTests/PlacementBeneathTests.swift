@@ -48,4 +48,21 @@ import Testing
         #expect(placed == documents + "/inside/new/deeper/a")
         #expect(FileManager.default.fileExists(atPath: documents + "/real/new/deeper/a"))
     }
+
+    /// A `dir` whose first part begins with a combining mark is under the documents: the
+    /// test was `hasPrefix(root + "/")`, in characters, where that `/` and the mark are one
+    /// character; the placement then opened the directory by its path (no walk beneath the
+    /// documents, no directory made: the job failed after all its bytes).
+    @Test func aDirBeginningWithACombiningMarkIsPlacedBeneathTheDocuments() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let documents = directory.path + "/documents"
+        try FileManager.default.createDirectory(atPath: documents, withIntermediateDirectories: true)
+        let partial = directory.path + "/file.part"
+        try Data("finished".utf8).write(to: URL(fileURLWithPath: partial))
+        let target = DownloadTarget(partialPath: partial, destination: .directory(documents + "/\u{308}x/y"), root: documents)
+        let placed = try target.place(name: "song.mp3")
+        #expect(placed == documents + "/\u{308}x/y/song.mp3")
+        #expect(FileManager.default.contents(atPath: documents + "/\u{308}x/y/song.mp3") == Data("finished".utf8))
+    }
 }

@@ -343,6 +343,17 @@ import Testing
         #expect(wait == [.record(waiting, expected: nil, tell: nil), .schedule, .letGo("a")])
     }
 
+    /// The finished file's path is relative to the documents, compared byte by byte: a `dir`
+    /// whose first part begins with a combining mark lost its directory (`hasPrefix` in
+    /// characters), and a delete with its file then removed `documents/NAME`, another file.
+    @Test func aPlacedFilesPathKeepsADirThatBeginsWithACombiningMark() {
+        var machine = Self.machine(.own, running: ["a"])
+        let placed = DownloadResult(path: "/docs/\u{308}x/file.bin", fileName: "file.bin", sha256: "ab", bytes: 1000)
+        let (job, _, _) = machine.endOfRun(
+            Self.job("a", .running), outcome: .placed, result: placed, now: Self.now, documentsDirectory: "/docs")
+        #expect(job.path == "\u{308}x/file.bin")
+    }
+
     /// A cluster node writes a run's end under its lease first (the lease is given up with
     /// it); what follows comes once the store took it (`endStored`).
     @Test func aClusterNodeWritesARunsEndUnderItsLeaseFirst() {

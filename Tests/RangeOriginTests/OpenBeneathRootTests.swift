@@ -74,6 +74,21 @@ import Testing
         }
     }
 
+    /// An absolute link to a file under the root whose first part there begins with a
+    /// combining mark is inside the root (compared byte by byte, not in characters).
+    @Test func anAbsoluteLinkToANameBeginningWithACombiningMarkIsFollowed() async throws {
+        try await withTemporaryDirectory { directory in
+            let root = try FileRoot(path: directory.path).resolvedRoot
+            #expect(mkdir(root + "/\u{308}d", 0o700) == 0)
+            let file = open(root + "/\u{308}d/f.txt", O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            #expect(file >= 0)
+            close(file)
+            try FileManager.default.createSymbolicLink(atPath: root + "/link.txt", withDestinationPath: root + "/\u{308}d/f.txt")
+            let fileRoot = try FileRoot(path: root)
+            #expect(fileRoot.open(try Self.path("link.txt")) != nil)
+        }
+    }
+
     @Test func loopsEscapesAndNonFilesAreRefused() async throws {
         try await withTemporaryDirectory { directory in
             try directory.write("secret.txt", Array("top secret".utf8))
