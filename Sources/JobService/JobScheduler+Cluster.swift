@@ -272,7 +272,7 @@ extension JobScheduler {
         for path in PartialFileTakeover.all(cacheDirectory: configuration.cacheDirectory, id: id) { unlink(path) }
     }
 
-    /// `JobAction.controlWrite`: a command's change written first, while the store still
+    /// `StoreFirst.controlWrite`: a command's change written first, while the store still
     /// holds `expected`, with this node's change of the job that was still queued. Throws
     /// when the store cannot write (nothing changed; the queued change goes back to be
     /// written behind) or another node changed the job first (409, read back). False when
