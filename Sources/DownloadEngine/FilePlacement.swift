@@ -96,7 +96,7 @@ extension DownloadTarget {
     /// directories are opened beneath the root and the file linked into what was opened.
     public func place(name: String) throws -> String {
         if let root, case .directory(let directory) = destination, let relative = directory.bytesAfter(prefix: root + "/") {
-            return try FilePlacement.place(partialPath, under: root, in: relative, name: name)
+            return try FilePlacement.place(partialPath, under: root, in: String(relative), name: name)
         }
         return try FilePlacement.place(partialPath, at: destination, name: name)
     }

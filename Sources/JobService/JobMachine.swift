@@ -376,7 +376,7 @@ struct JobMachine<Run: RunHandle> {
         var ended = job
         if record.placed, let result {
             let documents = documentsDirectory + "/"
-            ended.path = result.path.bytesAfter(prefix: documents) ?? result.fileName
+            ended.path = result.path.bytesAfter(prefix: documents).map(String.init) ?? result.fileName
             ended.filename = result.fileName
             ended.sha256 = result.sha256
             ended.bytesDone = result.bytes

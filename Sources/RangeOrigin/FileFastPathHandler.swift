@@ -152,8 +152,9 @@ public final class FileFastPathHandler: ChannelDuplexHandler, RemovableChannelHa
             request.headerFields[.contentLength] == nil, request.headerFields[.transferEncoding] == nil,
             request.headerFields[.expect] == nil, let closes = Self.closesConnection(request), isAdmitted(request)
         else { return nil }
-        // Cut at the `?` scalar: a query's `?` that a combining mark follows is one character with it.
-        let encoded = Substring(String(String.UnicodeScalarView(afterFiles.unicodeScalars.prefix { $0 != "?" })))
+        // Cut at the `?` scalar, without a copy (a `?` that a combining mark follows is one
+        // character with it).
+        let encoded = Substring(afterFiles.unicodeScalars.prefix { $0 != "?" })
         // One clock reading per request: validators, the cache and Date agree.
         let now = Int64(time(nil))
         guard let cached = origin.lookUpFile(encodedPath: encoded, now: now) else { return nil }

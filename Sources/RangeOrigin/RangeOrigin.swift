@@ -57,7 +57,7 @@ public struct RangeOrigin: Sendable {
     func serveFile(_ request: Request) throws -> Response {
         let now = Int64(time(nil))
         guard let encoded = request.uri.path.bytesAfter(prefix: "/files/"),
-            let cached = lookUpFile(encodedPath: Substring(encoded), now: now)
+            let cached = lookUpFile(encodedPath: encoded, now: now)
         else {
             throw SluiceError(.notFound, "no such file")
         }

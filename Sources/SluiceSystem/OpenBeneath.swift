@@ -73,7 +73,7 @@ public enum OpenBeneath {
     private static func path(_ target: String, under root: String) -> Substring? {
         if target.isSameBytes(as: root) { return "" }
         let prefix = root == "/" ? "/" : root + "/"
-        return target.bytesAfter(prefix: prefix).map { Substring($0) }
+        return target.bytesAfter(prefix: prefix)
     }
 
     #if os(Linux)

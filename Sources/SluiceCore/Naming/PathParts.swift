@@ -12,17 +12,18 @@ extension StringProtocol {
     }
 }
 
-extension StringProtocol {
-    /// What follows `prefix` in this path, compared and cut byte by byte (UTF-8) as the kernel
-    /// compares paths; nil when the path does not begin with it. (`hasPrefix` and `dropFirst`
-    /// work in characters: a `/` that a combining mark follows is one character with it, so
-    /// `root + "/"` was no prefix of a path under the root, and spellings that Unicode deems
-    /// equivalent but the file system does not compared equal.)
-    public func bytesAfter(prefix: some StringProtocol) -> String? {
+extension String {
+    /// What follows `prefix` in this path, compared byte by byte (UTF-8) as the kernel compares
+    /// paths, without a copy; nil when the path does not begin with it. (`hasPrefix` and
+    /// `dropFirst` work in characters: a `/` that a combining mark follows is one character
+    /// with it, so `root + "/"` was no prefix of a path under the root, and spellings that
+    /// Unicode deems equivalent but the file system does not compared equal.)
+    public func bytesAfter(prefix: String) -> Substring? {
         guard utf8.starts(with: prefix.utf8) else { return nil }
-        return String(decoding: utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+        // Where `prefix`'s last scalar ends here too: a scalar boundary.
+        return Substring(unicodeScalars[utf8.index(utf8.startIndex, offsetBy: prefix.utf8.count)...])
     }
 
     /// Whether the two are the same bytes (`==` on strings is Unicode's equivalence).
-    public func isSameBytes(as other: some StringProtocol) -> Bool { utf8.elementsEqual(other.utf8) }
+    public func isSameBytes(as other: String) -> Bool { utf8.elementsEqual(other.utf8) }
 }
