@@ -171,7 +171,7 @@ final class TestDataRun: DownloadRun {
         defer { try? handle.close() }
         var hasher = SHA256()
         while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty { hasher.update(data: data) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return FileDigest.hex(hasher.finalize())
     }
 
     func segments() -> [JobSegment] { [] }
