@@ -10,7 +10,7 @@ import Synchronization
 /// the progress writer (this node's runs' bytes, about once a second).
 enum ClusterServices {
     static func make(for scheduler: JobScheduler, cluster: any ClusterStore, progress: ClusterProgress) -> [any Service] {
-        let beat = JobScheduler.heartbeatInterval(lease: cluster.leaseDuration)
+        let beat = ClusterHeartbeat.interval(lease: cluster.leaseDuration)
         return [
             RepeatingWork(description: "ClusterProgressWriter", interval: .seconds(1), waitsFirst: true) { [weak scheduler] in
                 guard let scheduler, scheduler.storeAnswers else { return }
@@ -18,10 +18,12 @@ enum ClusterServices {
             },
             ClusterChangeFeed(scheduler: scheduler, signals: cluster.signals()),
             RepeatingWork(description: "ClusterRescuer", interval: beat, waitsFirst: true) { [weak scheduler] in
-                await scheduler?.rescue()
+                guard let scheduler else { return }
+                await ClusterHeartbeat.rescue(on: scheduler)
             },
             RepeatingWork(description: "ClusterHeartbeat", interval: beat, waitsFirst: false) { [weak scheduler] in
-                await scheduler?.beat()
+                guard let scheduler else { return }
+                await ClusterHeartbeat.beat(on: scheduler)
             },
         ]
     }
@@ -41,35 +43,6 @@ struct RepeatingWork: Service, CustomStringConvertible {
             while !Task.isCancelled {
                 await work()
                 try? await Task.sleep(for: interval)
-            }
-        }
-    }
-}
-
-/// What other nodes changed, read back: at once when the store notifies, every second
-/// otherwise, and in full every 30 s and after a reconnect (`ClusterSignal.resync`).
-struct ClusterChangeFeed: Service, CustomStringConvertible {
-    var description: String { "ClusterChangeFeed" }
-    let scheduler: JobScheduler
-    let signals: AsyncStream<ClusterSignal>
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown { [scheduler, signals] in
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await signal in signals { await scheduler.signalled(signal) }
-                }
-                group.addTask {
-                    var lastFull = ContinuousClock.now
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: .seconds(1))
-                        guard !Task.isCancelled else { return }
-                        let full = ContinuousClock.now - lastFull >= .seconds(30)
-                        if full { lastFull = .now }
-                        await scheduler.synchronize(full: full)
-                    }
-                }
-                await group.waitForAll()
             }
         }
     }

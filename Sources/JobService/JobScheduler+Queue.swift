@@ -1,7 +1,7 @@
 import DownloadEngine
 import Foundation
 import Logging
-public import SluiceCore
+import SluiceCore
 import Synchronization
 
 /// The queue as a whole: its settings, what starts next, what is sent back, and what
@@ -13,34 +13,6 @@ extension JobScheduler {
             settings: settingsBox.withLock { $0 }, counts: countsByState(), maxConnectionsPerHost: configuration.hostConnections?.limit,
             connectionsPerHost: configuration.hostConnections?.inUse ?? [:]
         )
-    }
-
-    /// `PATCH /queue`: stored first (nothing changes when the store cannot write), then
-    /// applied: a new rate at once, a new `maxActive` within this call (jobs over it go
-    /// back to `queued` after a checkpoint), a resumed queue starts what it can.
-    public func updateQueue(_ patch: QueueSettingsPatch) async throws -> QueueStatus {
-        try patch.validate()
-        // One change of the queue at a time: each applies to what the last one stored.
-        while queueUpdating { await withCheckedContinuation { queueUpdateWaiters.append($0) } }
-        queueUpdating = true
-        defer {
-            queueUpdating = false
-            if !queueUpdateWaiters.isEmpty { queueUpdateWaiters.removeFirst().resume() }
-        }
-        let updated = patch.applied(to: settings)
-        if updated != settings {
-            book.writeCount += 1
-            book.settingsWritten = book.writeCount
-            try await repository.saveQueueSettings(updated)
-            settings = updated
-            queueLimiter.setRate(updated.limitRate)
-            logger.info(
-                "queue settings changed: paused \(updated.paused), maxActive \(updated.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")"
-            )
-            schedule()
-            await claimed()
-        }
-        return queue()
     }
 
     /// Starts queued jobs that are ready (dependencies complete, no `Retry-After` pending),

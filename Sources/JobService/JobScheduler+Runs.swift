@@ -117,7 +117,7 @@ extension JobScheduler {
             return true
         }
         let ended = RunEnd.Outcome(outcome)
-        logEnd(of: job, ended, outcome)
+        if let (level, line) = RunEndLog.line(for: job, ended, outcome) { logger.log(level: level, "\(line)") }
         let (endedJob, actions, storeFirst) = machine.endOfRun(
             job, outcome: ended, result: try? outcome.get(), now: configuration.clock.now(),
             documentsDirectory: configuration.documentsDirectory
@@ -130,38 +130,6 @@ extension JobScheduler {
             perform(actions)
             return true
         }
-        return await finishRun(finishing, lease: lease, tell: tell)
-    }
-
-    /// What the log says of a run's end, in the words a person reads (issue 36): the
-    /// failure's message, never a type's dump.
-    private func logEnd(of job: JobSnapshot, _ ended: RunEnd.Outcome, _ outcome: Outcome) {
-        switch (ended, outcome) {
-        case (.stopped, _), (.leaseLost, _):
-            return
-        case (_, _) where !job.state.isLive:
-            // An earlier run recorded this result (a run that waited for it took it over),
-            // or another node finished the job meanwhile: its lease, if any, goes.
-            let result = if case .failure(let error) = outcome { "its failure (\(Self.said(error)))" } else { "its result" }
-            logger.notice("job \(job.id) is \(job.state.rawValue) already; this run's end, \(result), changes nothing")
-        case (.retryLater(let delay, _), .failure(let error)):
-            logger.info("job \(job.id) waits \(delay) before its next try: \(Self.said(error))")
-        case (.storeUnavailable, .failure(let error)):
-            logger.warning("job \(job.id) goes back to the queue until its store answers: \(Self.said(error))")
-        case (.failed(let failure), _):
-            logger.warning("job \(job.id) failed: \(failure.message) (\(failure.code))")
-        default:
-            break
-        }
-    }
-
-    /// A run's error as the log says it.
-    static func said(_ error: any Error) -> String {
-        switch error {
-        case let failure as SluiceError: failure.message
-        case let later as RetryLater: later.error.message
-        case is CancellationError: "stopped"
-        default: "an unexpected failure"
-        }
+        return await ClusterWrites.finishRun(finishing, lease: lease, tell: tell, on: self)
     }
 }

@@ -124,21 +124,9 @@ public actor JobScheduler {
         storeHealth: StoreHealth? = nil, metrics: any MetricsFactory = MetricsSystem.factory,
         logger: Logger = Logger(label: "sluice.jobs"), engine: (any RunEngine)? = nil
     ) async throws {
-        // What the start needs from the store, read first.
         let cluster = repository as? any ClusterStore
-        let stored = try await repository.queueSettings()
-        // A cluster node takes back only its own jobs, left running by its previous process;
-        // the others' are theirs (or the rescuer's).
-        let recovered = try await cluster?.recoverOwnJobs() ?? []
-        // A node holds its live jobs; finished ones stay in the store, counted.
-        var loaded = try await repository.liveJobs()
-        var storedCounts = try await repository.countsByState()
-        // The finished jobs live ones wait for: their states, for the dependency rules.
-        let live = Set(loaded.map(\.id))
-        var finishedDependencies: [String: JobState] = [:]
-        for dependency in Set(loaded.flatMap(\.after)) where !live.contains(dependency) {
-            if let state = try await repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
-        }
+        var start = try await StoredStart.read(repository, cluster: cluster)
+        let stored = start.settings
         self.configuration = configuration
         self.storeHealth = storeHealth
         self.repository = repository
@@ -172,21 +160,12 @@ public actor JobScheduler {
         leasesLostCounter = Counter(label: "sluice_cluster_leases_lost_total", dimensions: node, factory: metrics)
         rescuedCounter = Counter(label: "sluice_cluster_rescued_jobs_total", dimensions: node, factory: metrics)
         runningGauge = Gauge(label: "sluice_node_running_jobs", dimensions: node, factory: metrics)
-        if !recovered.isEmpty { logger.notice("requeued \(recovered.count) job(s) this node was running before it stopped") }
-        for state in JobState.live { storedCounts[state] = nil }
-        jobs.setStoredOnly(storedCounts)
-        self.finishedDependencies = finishedDependencies
-        for index in loaded.indices {
-            var lifecycle = JobLifecycle(state: loaded[index].state)
-            if claiming.requeuesEveryRunningJobAtStart, lifecycle.serviceStarted() == .enqueue {
-                if loaded[index].state != lifecycle.state { requeuedAtStart.append(loaded[index].id) }
-                loaded[index].state = lifecycle.state
-                loaded[index].speed = 0
-                loaded[index].eta = nil
-            }
-        }
-        jobs.load(loaded)
-        loaded = []
+        if start.recovered > 0 { logger.notice("requeued \(start.recovered) job(s) this node was running before it stopped") }
+        jobs.setStoredOnly(start.finishedCounts)
+        self.finishedDependencies = start.finishedDependencies
+        if claiming.requeuesEveryRunningJobAtStart { requeuedAtStart = start.requeueRunning() }
+        jobs.load(start.live)
+        start.live = []
         // Loading read every row once: give the memory that went back to the heap back to the
         // system, so that a restart's peak does not stay the service's size.
         HeapTrim.releaseFreeMemory()
@@ -230,6 +209,43 @@ public actor JobScheduler {
     /// `JobReads.jobInPlace`.
     nonisolated func jobInPlace(id: String) async throws -> JobSnapshot? { try await reads.jobInPlace(id: id) }
     nonisolated func storedFinishedJob(_ id: String) async throws -> JobSnapshot? { try await reads.storedFinishedJob(id) }
+
+    /// Which parts of the job's file are on disk: live from a running download, else from
+    /// its checkpoint; a completed job's file is one whole segment.
+    public func segments(id: String) async throws -> [JobSegment] {
+        guard let job = try await jobInPlace(id: id) else { throw SluiceError(.notFound, "no job \(id)") }
+        if let run = runs.running(id) { return run.download.segments() }
+        if job.state == .completed {
+            let size = job.bytesTotal ?? job.bytesDone
+            return size > 0 ? [JobSegment(start: 0, end: size, done: size, active: false)] : []
+        }
+        guard let checkpoint = try await repository.checkpoint(id: id), let total = checkpoint.totalBytes else { return [] }
+        return JobSegment.stored(written: checkpoint.writtenRanges, total: total)
+    }
+
+    // MARK: Commands (`JobCommands`, `CreateCommand`, `EditCommand`, `BulkCommands`)
+
+    public func pause(id: String) async throws -> JobSnapshot { try await JobCommands.pause(id: id, on: self) }
+    public func resume(id: String) async throws -> JobSnapshot { try await JobCommands.resume(id: id, on: self) }
+    public func delete(id: String, deleteFile: Bool) async throws { try await JobCommands.delete(id: id, deleteFile: deleteFile, on: self) }
+
+    public func create(_ request: CreateJobRequest, idempotencyKey: String? = nil) async throws -> (job: JobSnapshot, replayed: Bool) {
+        try await CreateCommand.create(request, idempotencyKey: idempotencyKey, on: self)
+    }
+    public func createAll(_ requests: [CreateJobRequest]) async throws -> [JobSnapshot] {
+        try await CreateCommand.createAll(requests, on: self)
+    }
+
+    /// `PATCH /queue` (`QueueCommand`).
+    public func updateQueue(_ patch: QueueSettingsPatch) async throws -> QueueStatus { try await QueueCommand.update(patch, on: self) }
+    /// `PATCH /jobs/ID` (`EditCommand`).
+    public func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot { try await EditCommand.edit(id: id, patch, on: self) }
+
+    public func pauseAll(_ selection: JobSelection) async throws -> [JobSnapshot] { try await BulkCommands.pauseAll(selection, on: self) }
+    public func resumeAll(_ selection: JobSelection) async throws -> [JobSnapshot] { try await BulkCommands.resumeAll(selection, on: self) }
+    public func deleteAll(states: Set<JobState>, deleteFile: Bool) async throws -> Int {
+        try await BulkCommands.deleteAll(states: states, deleteFile: deleteFile, on: self)
+    }
 
     /// Stops every download, each after a checkpoint; their jobs stay `running` in the
     /// store so that the next start resumes them.
@@ -295,7 +311,7 @@ public actor JobScheduler {
             throw error
         }
         if case .controlWrite(let job, let expected)? = decided.storeFirst {
-            guard try await controlWrite(job, expected: queued?.expected ?? expected, with: queued) else {
+            guard try await ClusterWrites.controlWrite(job, expected: queued?.expected ?? expected, with: queued, on: self) else {
                 // Moved on here while the store was asked (a run ended; its progress does not
                 // count): the store holds what won; read it.
                 try? await refresh(id)
@@ -368,7 +384,7 @@ public actor JobScheduler {
             case .cancel(let run):
                 run.task.cancel()
             case .claim(let count):
-                claimLater(free: count)
+                ClusterClaims.claimLater(free: count, on: self)
             case .releaseLease(let id):
                 releaseLease(id)
             case .failDependents(let id, let reason):

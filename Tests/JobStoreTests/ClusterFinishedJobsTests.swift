@@ -75,7 +75,7 @@ struct ClusterFinishedJobsTests {
                 // its state is read, so the job waits for nothing (it looked deleted before,
                 // and failed with dependency_failed).
                 try await a.insert(Self.job("q7", .queued, second: 7, after: ["c0"]))
-                await onB.synchronize(full: false)
+                await ClusterChangeFeed.synchronize(full: false, on: onB)
                 let q7 = try #require(try await onB.job(id: "q7"))
                 #expect(q7.state == .queued && q7.error == nil && q7.waitingFor.isEmpty)
 
@@ -84,10 +84,10 @@ struct ClusterFinishedJobsTests {
                 completed.state = .completed
                 #expect(try await a.update(completed, expectedState: .queued))
                 let before = onB.events.currentID
-                await onB.synchronize(full: false)
+                await ClusterChangeFeed.synchronize(full: false, on: onB)
                 // Reads overlap by 2 s: the next one has the row again, shown once all the same
                 // (three times before).
-                await onB.synchronize(full: false)
+                await ClusterChangeFeed.synchronize(full: false, on: onB)
                 let (subscriber, missed) = onB.events.subscribe(after: before)
                 subscriber.cancel()
                 #expect(missed?.filter { $0.event.jobID == "q7" }.count == 1)
@@ -98,15 +98,15 @@ struct ClusterFinishedJobsTests {
                 // Another node removes a finished job: no longer counted here.
                 let beforeRemoval = onB.events.currentID
                 try await a.delete(id: "c0")
-                await onB.synchronize(full: false)
+                await ClusterChangeFeed.synchronize(full: false, on: onB)
                 #expect(onB.countsByState()[.completed] == 2)
                 // Streams here are told, once (they were not told at all: the node did not hold it).
-                await onB.synchronize(full: false)
+                await ClusterChangeFeed.synchronize(full: false, on: onB)
                 let (removals, told) = onB.events.subscribe(after: beforeRemoval)
                 removals.cancel()
                 #expect(told?.filter { $0.event.jobID == "c0" }.count == 1)
                 // A full read has the live jobs only, and changes none of it.
-                await onB.synchronize(full: true)
+                await ClusterChangeFeed.synchronize(full: true, on: onB)
                 #expect(onB.jobs.count == 2)
                 counts = onB.countsByState()
                 #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.paused] == 2)
@@ -138,7 +138,7 @@ struct ClusterFinishedJobsTests {
             var edited = try #require(try await a.job(id: "q1"))
             edited.after = ["c0"]
             #expect(try await a.update(edited, expectedState: .queued))
-            await onB.synchronize(full: false)
+            await ClusterChangeFeed.synchronize(full: false, on: onB)
             #expect(try await a.job(id: "q1")?.state == .queued)
             let held = try #require(onB.jobs["q1"])
             #expect(held.state == .queued && held.after == ["c0"] && held.waitingFor.isEmpty)

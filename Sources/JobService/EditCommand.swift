@@ -1,11 +1,12 @@
 import DownloadEngine
 import Foundation
 import Logging
-public import SluiceCore
+import SluiceCore
 
 /// `PATCH /jobs/ID`: a job's URL, headers, priority, connections, rate, dependencies or
-/// name, changed while it waits or runs.
-extension JobScheduler {
+/// name, changed while it waits or runs. `JobEdit` decides each step; this runs them on the
+/// runner's actor.
+enum EditCommand {
     /// Applies `patch` to the job at once. A running job stops after a checkpoint and goes
     /// on under the new values when what its download was started with changed (URL,
     /// headers, connections, name); a new priority or rate needs no stop. A new URL for a
@@ -17,73 +18,73 @@ extension JobScheduler {
     /// marked as being edited, the queue neither starts it nor gives its slot away, and a
     /// second edit of it is refused (409). Pauses, resumes and deletes still apply; the job
     /// is read again after every wait.
-    public func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot {
+    static func edit(id: String, _ patch: JobPatch, on node: isolated JobScheduler) async throws -> JobSnapshot {
         // One rule set for every route that edits a job (`PATCH /jobs/ID`, aria2's
         // `changeOption` and `changeUri`): a patch built field by field is checked as a
         // decoded one is, before anything is held or changed.
         try patch.validate()
-        try await holdStored(id)
-        defer { releaseHold(id) }
-        guard !runs[id].editing else {
+        try await node.holdStored(id)
+        defer { node.releaseHold(id) }
+        guard !node.runs[id].editing else {
             throw SluiceError(.invalidTransition, "job \(id) is being edited; try again when that edit is done")
         }
-        runs[id].editing = true
+        node.runs[id].editing = true
         let outcome: Result<Void, any Error>
         do {
-            try await applyEdit(id: id, patch)
+            try await applyEdit(id: id, patch, on: node)
             outcome = .success(())
         } catch {
             outcome = .failure(error)
         }
         // A run the edit stopped goes on (under the new values, or as it was when the edit
         // was refused), unless it must now wait for other jobs.
-        let complete = jobs[id].map { dependenciesComplete($0) } ?? false
-        perform(machine.editEnded(jobs[id], id: id, dependenciesComplete: complete))
+        let complete = node.jobs[id].map { node.dependenciesComplete($0) } ?? false
+        node.perform(node.machine.editEnded(node.jobs[id], id: id, dependenciesComplete: complete))
         try outcome.get()
-        await stored([id])
-        return try await answer(id)
+        await JobCommands.stored([id], on: node)
+        return try await JobCommands.answer(id, on: node)
     }
 
-    private func applyEdit(id: String, _ patch: JobPatch) async throws {
-        var job = try editable(id)
-        try await checkDependencies(patch.after, of: id)
+    private static func applyEdit(id: String, _ patch: JobPatch, on node: isolated JobScheduler) async throws {
+        var job = try editable(id, on: node)
+        try await checkDependencies(patch.after, of: id, on: node)
         let newURL = patch.url.flatMap { $0 == job.url ? nil : $0 }
         var edit = JobEdit(changesTheDownload: patch.changesTheDownload, changesTheURL: newURL != nil, keepBytes: patch.keepBytes)
         var checkpoint: DownloadCheckpoint?
         steps: while true {
-            switch edit.next(editSight(id)) {
+            switch edit.next(editSight(id, on: node)) {
             case .refuse(let refusal):
-                throw Self.error(refusal, id: id, node: jobs[id]?.node)
+                throw Self.error(refusal, id: id, node: node.jobs[id]?.node)
             case .checkRequest:
-                if let newURL, let refusal = client.literalRefusal(for: newURL) { throw refusal }
-                try checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
+                if let newURL, let refusal = node.client.literalRefusal(for: newURL) { throw refusal }
+                try node.checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
             case .recheck(let claim):
-                job = try editable(id)
-                try await checkDependencies(patch.after, of: id)
-                if claim { try await checkNotRunningElsewhere(id) }
+                job = try editable(id, on: node)
+                try await checkDependencies(patch.after, of: id, on: node)
+                if claim { try await node.checkNotRunningElsewhere(id) }
             case .stopRun:
-                stop(id)
+                node.stop(id)
             case .waitForRun:
-                if let pending = runs.ending(id) { _ = await pending.task.value }
+                if let pending = node.runs.ending(id) { _ = await pending.task.value }
                 // The wait was the run's, not the store's.
                 StoreCallBudget.renew()
             case .readBytes:
-                checkpoint = try await repository.checkpoint(id: id)
+                checkpoint = try await node.repository.checkpoint(id: id)
                 guard edit.bytesRead(any: checkpoint.map { !$0.written.isEmpty } ?? false), let newURL, let read = checkpoint else {
                     continue
                 }
                 // By the job's own route: its proxy, its TLS choice, the per-host cap.
                 let proxy = patch.proxy.map(\.value) ?? job.proxy
                 let probe = try await probe(
-                    newURL, headers: patch.headers ?? job.headers, proxy: proxy, insecure: job.insecure, against: read)
+                    newURL, headers: patch.headers ?? job.headers, proxy: proxy, insecure: job.insecure, against: read, on: node)
                 // The probe was the remote's wait, not the store's.
                 StoreCallBudget.renew()
-                if case .refuse(let refusal)? = edit.probed(probe) { throw Self.error(refusal, id: id, node: jobs[id]?.node) }
+                if case .refuse(let refusal)? = edit.probed(probe) { throw Self.error(refusal, id: id, node: node.jobs[id]?.node) }
             case .apply:
                 break steps
             }
         }
-        _ = try editable(id)
+        _ = try editable(id, on: node)
         switch edit.bytes {
         case .unchanged:
             break
@@ -91,15 +92,15 @@ extension JobScheduler {
             if var moved = checkpoint, let newURL {
                 moved.url = newURL
                 moved.finalURL = finalURL
-                try await repository.saveCheckpoint(moved, id: id)
+                try await node.repository.saveCheckpoint(moved, id: id)
             }
         case .dropped:
-            try await repository.saveCheckpoint(nil, id: id)
-            removePartialFiles(id)
+            try await node.repository.saveCheckpoint(nil, id: id)
+            node.removePartialFiles(id)
         }
         // Read after the store's answers: a pause, resume or delete may have come meanwhile,
         // and the edit applies to the job as it is now (a deleted one is not brought back).
-        job = try editable(id)
+        job = try editable(id, on: node)
         if case .dropped = edit.bytes {
             job.bytesDone = 0
             job.bytesTotal = nil
@@ -111,7 +112,7 @@ extension JobScheduler {
         if let connections = patch.connections { job.connections = connections }
         if let limitRate = patch.limitRate {
             job.limitRate = limitRate.value
-            runs[id].limiter?.setRate(job.limitRate)
+            node.runs[id].limiter?.setRate(job.limitRate)
         }
         if let after = patch.after { job.after = after }
         if let notify = patch.notify { job.notify = notify.value }
@@ -120,15 +121,15 @@ extension JobScheduler {
             job.requestedFilename = filename.value
             if let name = filename.value { job.filename = name }
         }
-        update(job)
-        if job.state == .running, runs.running(id) != nil, !dependenciesComplete(job) {
-            sendBack(id, reason: "it now waits for other jobs")
+        node.update(job)
+        if job.state == .running, node.runs.running(id) != nil, !node.dependenciesComplete(job) {
+            node.sendBack(id, reason: "it now waits for other jobs")
         }
     }
 
     /// What an edit sees of a job on this node.
-    func editSight(_ id: String) -> JobEdit.Sight {
-        machine.editSight(id, state: jobs[id]?.state)
+    static func editSight(_ id: String, on node: isolated JobScheduler) -> JobEdit.Sight {
+        node.machine.editSight(id, state: node.jobs[id]?.state)
     }
 
     /// An edit's refusal as the API answers it.
@@ -154,42 +155,43 @@ extension JobScheduler {
     }
 
     /// The job, if it may be edited: it exists and is not completed.
-    private func editable(_ id: String) throws -> JobSnapshot {
-        guard let job = jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
+    private static func editable(_ id: String, on node: isolated JobScheduler) throws -> JobSnapshot {
+        guard let job = node.jobs[id] else { throw SluiceError(.notFound, "no job \(id)") }
         guard job.state != .completed else { throw SluiceError(.invalidTransition, "a completed job cannot be edited") }
         return job
     }
 
     /// New dependencies must name other jobs that exist and must not close a cycle.
-    private func checkDependencies(_ after: [String]?, of id: String) async throws {
+    private static func checkDependencies(_ after: [String]?, of id: String, on node: isolated JobScheduler) async throws {
         guard let after else { return }
         if after.contains(id) { throw SluiceError(.invalidField, "a job cannot wait for itself", field: "after") }
-        try await checkDependenciesExist(after)
-        if JobDependencies.makesCycle(id: id, after: after, dependencies: { self.jobs[$0]?.after ?? [] }) {
+        try await node.checkDependenciesExist(after)
+        if JobDependencies.makesCycle(id: id, after: after, dependencies: { node.jobs[$0]?.after ?? [] }) {
             throw SluiceError(.dependencyCycle, "after would make a cycle: one of these jobs already waits for \(id)")
         }
     }
 
     /// Probes `url` and compares what it serves with what the checkpoint's bytes came from.
     /// A name that resolves to an address the policy refuses is the edit's refusal.
-    private func probe(
-        _ url: String, headers: [String: String], proxy: String?, insecure: Bool, against checkpoint: DownloadCheckpoint
+    private static func probe(
+        _ url: String, headers: [String: String], proxy: String?, insecure: Bool, against checkpoint: DownloadCheckpoint,
+        on node: isolated JobScheduler
     ) async throws -> JobEdit.Probe {
         var options = DownloadOptions(connections: 1, headers: headers, stallTimeout: 10)
-        options.clock = configuration.clock
+        options.clock = node.configuration.clock
         // The probe leaves by the job's own route, as its runs do: through its proxy, under
         // the per-host connection cap, verifying certificates unless the job and the service
         // both say not to.
         options.proxy = proxy.flatMap { try? EndpointURL.proxy($0, field: "proxy") }
-        options.hostConnections = configuration.hostConnections
-        options.insecure = insecure && configuration.allowInsecureTLS
+        options.hostConnections = node.configuration.hostConnections
+        options.insecure = insecure && node.configuration.allowInsecureTLS
         do {
-            let identity = try await Download.identify(url: url, options: options, client: client)
+            let identity = try await Download.identify(url: url, options: options, client: node.client)
             return identity.serves(theFileOf: checkpoint) ? .sameFile(finalURL: identity.finalURL) : .otherFile
         } catch let error as SluiceError where error.code == .forbiddenTarget {
             throw error
         } catch {
-            logger.info("the new URL could not be probed: \(error)")
+            node.logger.info("the new URL could not be probed: \(error)")
             return .unknown
         }
     }

@@ -1,0 +1,35 @@
+import DownloadEngine
+import Foundation
+import Logging
+import SluiceCore
+
+/// `PATCH /queue` on the runner's actor: one change of the queue at a time.
+enum QueueCommand {
+    /// `PATCH /queue`: stored first (nothing changes when the store cannot write), then
+    /// applied: a new rate at once, a new `maxActive` within this call (jobs over it go
+    /// back to `queued` after a checkpoint), a resumed queue starts what it can.
+    static func update(_ patch: QueueSettingsPatch, on node: isolated JobScheduler) async throws -> QueueStatus {
+        try patch.validate()
+        // One change of the queue at a time: each applies to what the last one stored.
+        while node.queueUpdating { await withCheckedContinuation { node.queueUpdateWaiters.append($0) } }
+        node.queueUpdating = true
+        defer {
+            node.queueUpdating = false
+            if !node.queueUpdateWaiters.isEmpty { node.queueUpdateWaiters.removeFirst().resume() }
+        }
+        let updated = patch.applied(to: node.settings)
+        if updated != node.settings {
+            node.book.writeCount += 1
+            node.book.settingsWritten = node.book.writeCount
+            try await node.repository.saveQueueSettings(updated)
+            node.settings = updated
+            node.queueLimiter.setRate(updated.limitRate)
+            node.logger.info(
+                "queue settings changed: paused \(updated.paused), maxActive \(updated.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")"
+            )
+            node.schedule()
+            await ClusterClaims.claimed(on: node)
+        }
+        return node.queue()
+    }
+}
