@@ -34,7 +34,7 @@ struct AbandonedCreateTests {
 
     @Test func aCreateAnswered503NeverAppearsThoughItsRowLands() async throws {
         let database = try TestPostgres.newDatabase()
-        try await ServiceHarness.with(configure: { $0.store = try? PostgresLocation(database) }) { service in
+        try await RouterHarness.with(configure: { $0.store = try? PostgresLocation(database) }) { service in
             try TestPostgres.sql(Self.slowCommit, database: database)
             let url = service.testdata("/testdata/1M?slow-commit=1")
             let reply = try await service.send(.post, "/jobs", ["url": url, "paused": true])
@@ -50,7 +50,7 @@ struct AbandonedCreateTests {
             #expect(
                 try await waitUntil(.seconds(30), every: .milliseconds(50)) { try Self.count("SELECT count(*) FROM job", database) == 0 },
                 "the abandoned job's row is removed")
-            let listed = try await service.request(.GET, "/jobs").json()["jobs"] as? [[String: Any]]
+            let listed = try await service.request(.get, "/jobs").json()["jobs"] as? [[String: Any]]
             #expect(listed?.isEmpty == true, "\(listed ?? [])")
             // A create of the same URL after the store answers is made as usual.
             let again = try await service.send(.post, "/jobs", ["url": service.testdata("/testdata/1M"), "paused": true])

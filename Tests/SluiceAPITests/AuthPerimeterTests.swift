@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Logging
 import Prometheus
 import RangeOrigin
@@ -116,6 +117,27 @@ import NIOHTTP1
                 )
             }
             try await service.stopJobs()
+        }
+    }
+
+    @Test func everyProtectedRouteNeedsTheToken() async throws {
+        try await RouterHarness.with(token: "s3cret") { service in
+            for (method, path) in [
+                (HTTPRequest.Method.get, "/jobs"), (.post, "/jobs"), (.get, "/jobs/x"), (.delete, "/jobs/x"), (.get, "/events"),
+                (.get, "/metrics"), (.get, "/files/x"), (.get, "/testdata/10"), (.get, "/nodes"),
+            ] {
+                let reply = try await service.request(method, path, json: #"{"url":"http://x/a"}"#, authorized: false)
+                #expect(reply.status == 401, "\(method) \(path)")
+                #expect(reply.header("WWW-Authenticate") == "Bearer")
+                #expect(reply.errorCode == "unauthorized")
+                let wrong = try await service.request(method, path, headers: ["Authorization": "Bearer s3cres"], authorized: false)
+                #expect(wrong.status == 401)
+            }
+            // Nothing happened: no job was created by the refused POST.
+            #expect((try await service.request(.get, "/jobs").json()["jobs"] as? [Any])?.isEmpty == true)
+            #expect(try await service.request(.get, "/healthz", authorized: false).status == 200)
+            #expect(try await service.request(.get, "/testdata/10").status == 200)
+            #expect(try await service.request(.get, "/jobs").status == 200)
         }
     }
 }

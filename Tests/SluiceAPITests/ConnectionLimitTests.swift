@@ -10,6 +10,15 @@ import NIOHTTP1
 
 /// docs/security.md, "Connections": idle and half-sent connections cannot starve the API.
 @Suite(.serialized) struct ConnectionLimitTests {
+    /// A method the HTTP parser does not know never reaches the routes (nor their metrics).
+    @Test func aMethodTheParserDoesNotKnowIs400() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            #expect(try await service.raw("M7THOD", "/jobs").status == 400)
+            let text = String(decoding: try await service.request(.GET, "/metrics").body, as: UTF8.self)
+            #expect(!text.contains("M7THOD"))
+        }
+    }
+
     @Test func twoThousandHalfOpenConnectionsLeaveTheAPIAnswering() async throws {
         OpenFileLimit.raiseToHardLimit()
         try await ServiceHarness.with(token: "t") { (service: ServiceHarness) async throws in

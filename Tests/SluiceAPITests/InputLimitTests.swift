@@ -6,49 +6,49 @@ import Testing
 import NIOHTTP1
 
 /// The input limits and file modes (docs/security.md, "Input" and "Files"), and the shape of
-/// what every answer looks like.
+/// what every answer looks like. In process (`RouterHarness`).
 @Suite struct InputLimitTests {
     @Test func urlsAndHeadersAreBounded() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { service in
             let prefix = "http://127.0.0.1:1/"
             let longest = prefix + String(repeating: "a", count: 8192 - prefix.utf8.count)
             let tooLong = longest + "a"
-            let refused = try await service.request(.POST, "/jobs", json: #"{"url":"\#(tooLong)","paused":true}"#)
+            let refused = try await service.request(.post, "/jobs", json: #"{"url":"\#(tooLong)","paused":true}"#)
             #expect(refused.status == 400)
             #expect(refused.errorCode == "invalid_url")
-            let accepted = try await service.request(.POST, "/jobs", json: #"{"url":"\#(longest)","paused":true}"#)
+            let accepted = try await service.request(.post, "/jobs", json: #"{"url":"\#(longest)","paused":true}"#)
             #expect(accepted.status == 201)
 
             let many = Dictionary(uniqueKeysWithValues: (0..<65).map { ("X-H\($0)", "v") })
             let tooMany = try await service.request(
-                .POST, "/jobs",
+                .post, "/jobs",
                 json: String(decoding: try JSONSerialization.data(withJSONObject: ["url": prefix, "headers": many]), as: UTF8.self)
             )
             #expect(tooMany.status == 400)
             #expect(tooMany.errorCode == "invalid_field")
             let big = ["X-Big": String(repeating: "b", count: 8 << 10)]
             let tooBig = try await service.request(
-                .POST, "/jobs",
+                .post, "/jobs",
                 json: String(decoding: try JSONSerialization.data(withJSONObject: ["url": prefix, "headers": big]), as: UTF8.self)
             )
             #expect(tooBig.status == 400)
             #expect(tooBig.errorCode == "invalid_field")
             let sixtyFour = Dictionary(uniqueKeysWithValues: (0..<64).map { ("X-H\($0)", "v") })
             let fine = try await service.request(
-                .POST, "/jobs",
+                .post, "/jobs",
                 json: String(
                     decoding: try JSONSerialization.data(withJSONObject: ["url": prefix, "headers": sixtyFour, "paused": true]),
                     as: UTF8.self)
             )
             #expect(fine.status == 201)
             // Only the two accepted jobs exist.
-            #expect((try await service.request(.GET, "/jobs").json()["jobs"] as? [Any])?.count == 2)
+            #expect((try await service.request(.get, "/jobs").json()["jobs"] as? [Any])?.count == 2)
         }
     }
 
     @Test(.disabled(if: ServiceHarness.onPostgres, "the SQLite store's files"))
     func theDataDirectoryAndTheStoreAreThisUsersOnly() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { service in
             _ = try await service.create(["url": "http://127.0.0.1:1/x", "paused": true, "headers": ["Cookie": "a=b"]])
             func mode(_ path: String) throws -> Int {
                 (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
@@ -65,7 +65,7 @@ import NIOHTTP1
     }
 
     @Test func anyMethodOnAKnownPathIs405WithAllow() async throws {
-        try await ServiceHarness.with(token: "t") { (service: ServiceHarness) async throws in
+        try await RouterHarness.with(token: "t") { service in
             for (method, path, allow) in [
                 ("TRACE", "/jobs", "GET, POST, DELETE, HEAD"), ("OPTIONS", "/jobs", "GET, POST, DELETE, HEAD"),
                 ("PUT", "/jobs/x", "GET, PATCH, DELETE, HEAD"),
@@ -92,22 +92,22 @@ import NIOHTTP1
     }
 
     @Test func inventedMethodsDoNotInventMetricSeries() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
-            // Methods the HTTP parser does not know never reach the routes.
-            #expect(try await service.raw("M7THOD", "/jobs").status == 400)
+        try await RouterHarness.with { service in
+            // (Methods the HTTP parser does not know never reach the routes:
+            // `ConnectionLimitTests.aMethodTheParserDoesNotKnowIs400`.)
             for method in ["PROPFIND", "MKCOL", "PURGE", "QUERY", "LINK"] {
                 let reply = try await service.raw(method, "/jobs")
                 #expect(reply.status == 405, "\(method)")
                 #expect(reply.header("Allow") == "GET, POST, DELETE, HEAD")
             }
-            let text = String(decoding: try await service.request(.GET, "/metrics").body, as: UTF8.self)
+            let text = String(decoding: try await service.request(.get, "/metrics").body, as: UTF8.self)
             #expect(!text.contains("PROPFIND"))
             #expect(text.contains(#"method="other""#))
         }
     }
 
     @Test func jobJSONKeepsTheContractsKeyOrder() async throws {
-        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+        try await RouterHarness.with { service in
             let id = try await service.create(["url": "http://127.0.0.1:1/x", "paused": true])["id"] as! String
             let expected = [
                 "id", "url", "state", "filename", "bytesTotal", "bytesDone", "progress", "speed", "eta", "connections",
@@ -115,10 +115,10 @@ import NIOHTTP1
                 "after", "waitingFor", "limitRate", "notify", "proxy", "insecure", "node",
             ]
             for _ in 0..<5 {
-                let body = String(decoding: try await service.request(.GET, "/jobs/\(id)").body, as: UTF8.self)
+                let body = String(decoding: try await service.request(.get, "/jobs/\(id)").body, as: UTF8.self)
                 #expect(Self.topLevelKeys(body) == expected, "\(body)")
             }
-            let error = String(decoding: try await service.request(.GET, "/jobs/nope").body, as: UTF8.self)
+            let error = String(decoding: try await service.request(.get, "/jobs/nope").body, as: UTF8.self)
             #expect(error == #"{"error":{"code":"not_found","message":"no job nope"}}"#)
         }
     }
