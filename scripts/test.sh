@@ -97,5 +97,7 @@ if [ -n "$postgres_dir" ]; then
     # (`ServiceHarness.onPostgres`). None of its suites is about store outages (those are
     # heavy, and keep the 2 s of docs/job-service.md): their commands get 6 s of store time,
     # which a healthy PostgreSQL under this pass's load on 2 cores now and then needed past 2 s.
-    SLUICE_TEST_STORE=postgres SLUICE_TEST_STORE_BUDGET=6 run_pass --filter 'SluiceAPITests\.' --skip "$heavy"
+    # The runner's suites on the real engine (`RunnerOnTheOrigin`) run in it too, as a cluster node.
+    SLUICE_TEST_STORE=postgres SLUICE_TEST_STORE_BUDGET=6 run_pass \
+        --filter 'SluiceAPITests\.|JobServiceTests\.(NewLinkTests|PauseFinalityTests)' --skip "$heavy"
 fi

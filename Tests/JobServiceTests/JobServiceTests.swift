@@ -11,16 +11,17 @@ import Testing
     /// A started scheduler on `store`, shut down (with its client) after `body`.
     static func withScheduler(
         _ directory: TemporaryDirectory, store: InMemoryJobRepository, maxActive: Int = 3, settleLimit: Duration = .seconds(5),
-        engine: (any RunEngine)? = nil, _ body: (JobScheduler) async throws -> Void
+        engine: (any RunEngine)? = nil, client: Fetcher = Fetcher(),
+        configure: (inout JobScheduler.Configuration) -> Void = { _ in }, _ body: (JobScheduler) async throws -> Void
     ) async throws {
         for name in ["cache", "documents"] {
             try FileManager.default.createDirectory(atPath: directory.path + "/" + name, withIntermediateDirectories: true)
         }
-        let client = Fetcher()
         var configuration = JobScheduler.Configuration(
             cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents", maxActive: maxActive
         )
         configuration.settleLimit = settleLimit
+        configure(&configuration)
         let scheduler = try await JobScheduler(configuration: configuration, repository: store, client: client, engine: engine)
         do {
             try await withServices(scheduler.storeWriters) {
@@ -42,6 +43,34 @@ import Testing
 
     static func request(_ url: String, paused: Bool = false) throws -> CreateJobRequest {
         try JSONDecoder().decode(CreateJobRequest.self, from: Data(#"{"url":"\#(url)","paused":\#(paused)}"#.utf8))
+    }
+
+    /// A create as `POST /jobs` takes it, from its JSON fields.
+    static func request(_ fields: [String: Any]) throws -> CreateJobRequest {
+        try JSONDecoder().decode(CreateJobRequest.self, from: JSONSerialization.data(withJSONObject: fields))
+    }
+
+    /// Polls the job until `condition` holds (30 s at most); the job as it is then.
+    @discardableResult
+    static func waitFor(
+        _ id: String, on scheduler: JobScheduler, _ condition: @escaping (JobSnapshot) -> Bool
+    ) async throws -> JobSnapshot {
+        var last: JobSnapshot?
+        let met = try await waitUntil(.seconds(30), every: .milliseconds(20)) {
+            last = try await scheduler.job(id: id)
+            return last.map(condition) ?? false
+        }
+        let job = try #require(last, "no job \(id)")
+        #expect(met, "job \(id) is \(job.state) after 30 s")
+        return job
+    }
+
+    /// Whether the finished job's file holds the origin's bytes of `/testdata/SIZE?seed=SEED`.
+    static func holdsTestData(_ job: JobSnapshot, in directory: TemporaryDirectory, size: Int, seed: UInt64 = 0) -> Bool {
+        guard let path = job.path, let data = FileManager.default.contents(atPath: directory.path + "/documents/" + path) else {
+            return false
+        }
+        return data.count == size && Array(data) == TestDataContent(seed: seed).bytes(0..<Int64(size))
     }
 
     /// Issue 20: reads came through the scheduler's actor, which waited on its store: with

@@ -4,7 +4,7 @@ import Testing
 
 /// What a second reading of the queue's code found: races between a bulk action and the
 /// scheduler, and rates no conversion may trap on (the race between two edits, which needs
-/// the real engine's probe, is in `JobEditTests`).
+/// the real engine's probe, is in `NewLinkTests`, JobServiceTests).
 @Suite struct QueueRaceTests {
     /// Pausing every job used to free the running job's slot mid-way, and the queue started
     /// a job the same request was about to pause.
