@@ -110,7 +110,7 @@ enum CreateCommand {
                 .invalidField, "insecure is allowed only when the service runs with --allow-insecure-tls", field: "insecure"
             )
         }
-        try node.checkEndpoints(notify: request.notify, proxy: request.proxy)
+        try node.client.checkEndpoints(notify: request.notify, proxy: request.proxy)
         // Checked again, and made, when the file is placed: this refuses at once what leads
         // out of the documents now (a symlink).
         if let directory = request.directory,

@@ -57,7 +57,7 @@ enum EditCommand {
                 throw Self.error(refusal, id: id, node: node.jobs[id]?.node)
             case .checkRequest:
                 if let newURL, let refusal = node.client.literalRefusal(for: newURL) { throw refusal }
-                try node.checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
+                try node.client.checkEndpoints(notify: patch.notify?.value, proxy: patch.proxy?.value)
             case .recheck(let claim):
                 job = try editable(id, on: node)
                 try await checkDependencies(patch.after, of: id, on: node)

@@ -15,39 +15,74 @@ public enum JobEvent: Sendable, Equatable {
     }
 }
 
-/// An event as every subscriber receives it: encoded once, when it is published, not once
-/// per open event stream, with the `id:` a client sends back as `Last-Event-ID`.
+/// An event as every subscriber receives it: encoded once, when a stream first sends it (or a
+/// reconnecting client is replayed it), not once per open event stream nor for an event no
+/// stream ever sends, with the `id:` a client sends back as `Last-Event-ID`.
 public struct JobEventMessage: Sendable {
     public let event: JobEvent
     /// `job` or `removed` (the SSE event name).
     public let name: String
-    /// The job's JSON, or `{"id":…}` for a removal, on one line.
-    public let data: String
     /// `RUN-SEQUENCE`: this run of the service and the event's place in it.
     public let id: String
+    private let encoded: EncodedOnce
+
+    /// The job's JSON, or `{"id":…}` for a removal, on one line.
+    public var data: String { encoded.text }
 
     public init(_ event: JobEvent, id: String) {
         self.event = event
         self.id = id
         switch event {
-        case .job(let job):
-            name = "job"
-            data = job.json.text
-        case .removed(let id):
-            name = "removed"
-            data = JSONValue.object([("id", .string(id))]).text
+        case .job: name = "job"
+        case .removed: name = "removed"
         }
+        encoded = EncodedOnce(event)
+        size = Self.size(of: event) + name.utf8.count + id.utf8.count + 32
     }
 
     fileprivate init(_ message: JobEventMessage, id: String) {
         event = message.event
         name = message.name
-        data = message.data
+        encoded = message.encoded
         self.id = id
+        size = message.size - message.id.utf8.count + id.utf8.count
     }
 
-    /// About what the event costs to hold and to send.
-    var size: Int { data.utf8.count + name.utf8.count + id.utf8.count + 32 }
+    /// About what the event costs to hold and to send, known before it is encoded: what a
+    /// job's JSON holds beside its strings (its 26 names and fixed-size values, under 600
+    /// bytes), and the strings it carries.
+    let size: Int
+
+    static func size(of event: JobEvent) -> Int {
+        switch event {
+        case .removed(let id):
+            return id.utf8.count + 10
+        case .job(let job):
+            let strings = [job.url, job.filename ?? "", job.path ?? "", job.notify ?? "", job.proxy ?? "", job.error?.message ?? ""]
+            return 640 + strings.reduce(0) { $0 + $1.utf8.count } + (job.after + job.waitingFor).reduce(0) { $0 + $1.utf8.count + 3 }
+        }
+    }
+}
+
+/// An event's JSON, made the first time it is asked for and shared by every copy.
+private final class EncodedOnce: Sendable {
+    private let event: JobEvent
+    private let made = Mutex<String?>(nil)
+
+    init(_ event: JobEvent) { self.event = event }
+
+    var text: String {
+        made.withLock { made in
+            if let made { return made }
+            let text =
+                switch event {
+                case .job(let job): job.json.text
+                case .removed(let id): JSONValue.object([("id", .string(id))]).text
+                }
+            made = text
+            return text
+        }
+    }
 }
 
 /// Fans job events out to every subscriber, numbering them, and keeps a journal of the

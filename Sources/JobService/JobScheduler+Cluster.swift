@@ -103,6 +103,15 @@ extension JobScheduler {
         for path in PartialFileTakeover.all(cacheDirectory: configuration.cacheDirectory, id: id) { unlink(path) }
     }
 
+    /// A claimed job's partial file, taken over from the node that ran it last
+    /// (`PartialFileTakeover`).
+    func takeOverPartialFile(id: String, lease: Lease, ownFile: Bool) async {
+        guard let cluster else { return }
+        await PartialFileTakeover.adopt(
+            id: id, lease: lease, ownFile: ownFile, cluster: cluster, repository: repository,
+            cacheDirectory: configuration.cacheDirectory, logger: logger)
+    }
+
     /// Where a run saves its checkpoints: fenced by its lease in a cluster.
     func checkpointStore(id: String, lease: Lease?) -> any CheckpointStore {
         guard let cluster, let lease else { return JobCheckpointStore(repository: repository, id: id, writer: checkpointWriter) }

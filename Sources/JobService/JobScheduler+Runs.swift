@@ -41,11 +41,7 @@ extension JobScheduler {
                 }
                 // A claim from the store: the run's own partial file first, once any earlier
                 // run of this node has checkpointed.
-                if let lease, let ownFile, let cluster = self.cluster {
-                    await PartialFileTakeover.adopt(
-                        id: id, lease: lease, ownFile: ownFile, cluster: cluster, repository: self.repository,
-                        cacheDirectory: self.configuration.cacheDirectory, logger: self.logger)
-                }
+                if let lease, let ownFile { await self.takeOverPartialFile(id: id, lease: lease, ownFile: ownFile) }
                 // One reader of the download's events for the whole run, not a task per tick.
                 async let reported: Void = {
                     for await case .progress(let progress) in download.events {

@@ -268,19 +268,6 @@ public actor JobScheduler {
 
     // MARK: Internals
 
-    /// A job's webhook and proxy must not name a literal address the policy refuses (names
-    /// are checked when they are resolved, on every connection).
-    func checkEndpoints(notify: String?, proxy: String?) throws {
-        if let notify, let refusal = client.literalRefusal(for: notify) {
-            throw SluiceError(.forbiddenTarget, "notify: \(refusal.message)", field: "notify")
-        }
-        if let proxy, let endpoint = try? EndpointURL.proxy(proxy, field: "proxy"),
-            let refusal = client.literalRefusal(proxy: endpoint)
-        {
-            throw SluiceError(.forbiddenTarget, "proxy: \(refusal.message)", field: "proxy")
-        }
-    }
-
     /// Runs a user's event through the state machine, acts on its answer, and lets the queue
     /// start what it can. In a cluster the store decides first: a store that cannot be
     /// written changes nothing (503), and a job another node changed first is read again
