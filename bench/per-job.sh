@@ -41,6 +41,8 @@
 #   RUNS=3              rounds (median reported)  CLIENTS="curl aria2c sluice"
 #   POLL_MS=20          GET /queue interval once every POST is answered
 #   JOB_TIMEOUT=300     seconds the sluice run may take before it fails
+#   CREATE=single       single: one POST /jobs per job; batch: the list in POST /jobs/batch
+#                       (250 a request), as aria2c -i and curl -K take theirs
 #   TARGET_ARIA2=1.0    sluice / aria2c time target (<=)   TARGET_CURL=2.0 sluice / curl (<=)
 #   PROFILE=auto        auto: profile when a target is missed; 1: always; 0: never
 #   PROFILE_OUT=FILE    default bench/out/per-job-profile.txt
@@ -58,6 +60,7 @@ SIZE_KIB=${SIZE_KIB:-256}
 PARALLEL=${PARALLEL:-16}
 RUNS=${RUNS:-3}
 CLIENTS=${CLIENTS:-curl aria2c sluice}
+CREATE=${CREATE:-single}
 POLL_MS=${POLL_MS:-20}
 JOB_TIMEOUT=${JOB_TIMEOUT:-300}
 TARGET_ARIA2=${TARGET_ARIA2:-1.0}
@@ -102,13 +105,14 @@ for name in "${NAMES[@]}"; do
 done >"$TMP/aria2.list"
 
 # ---------------------------------------------------------------- the jobs client
-# post_jobs.py SLUICE_URL ORIGIN_URL NAMES_FILE MODE POLL_MS TIMEOUT_S: MODE "download" posts
-# every job and waits for all to complete; "paused" posts them paused and returns. Prints one
-# JSON line of timings (seconds from right before the first POST).
+# post_jobs.py SLUICE_URL ORIGIN_URL NAMES_FILE MODE POLL_MS TIMEOUT_S CREATE: MODE "download"
+# posts every job and waits for all to complete; "paused" posts them paused and returns.
+# CREATE "single" posts one POST /jobs per job, "batch" the list in POST /jobs/batch. Prints
+# one JSON line of timings (seconds from right before the first POST).
 cat >"$TMP/post_jobs.py" <<'EOF'
 import http.client, json, sys, time, urllib.parse
 
-sluice, origin, names_file, mode, poll_ms, timeout_s = sys.argv[1:7]
+sluice, origin, names_file, mode, poll_ms, timeout_s, create = sys.argv[1:8]
 names = [line.strip() for line in open(names_file) if line.strip()]
 u = urllib.parse.urlsplit(sluice)
 conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
@@ -124,15 +128,28 @@ def call(method, path, body=None):
     data = r.read()
     return r.status, data, time.monotonic() - t
 
-t0 = time.monotonic()
-for name in names:
+def job(name):
     job = {"url": f"{origin}/{name}", "filename": name, "connections": 1}
     if mode == "paused":
         job["paused"] = True
-    status, data, dt = call("POST", "/jobs", json.dumps(job).encode())
-    if status != 201:
-        sys.exit(f"POST /jobs for {name}: {status} {data[:300]!r}")
-    latencies.append(dt)
+    return job
+
+t0 = time.monotonic()
+if create == "batch":
+    # The list in POST /jobs/batch requests of 250 jobs (under the 64 KiB a body may hold),
+    # as aria2c -i and curl -K take theirs in one go.
+    for first in range(0, len(names), 250):
+        chunk = [job(name) for name in names[first:first + 250]]
+        status, data, dt = call("POST", "/jobs/batch", json.dumps({"jobs": chunk}).encode())
+        if status != 201:
+            sys.exit(f"POST /jobs/batch: {status} {data[:300]!r}")
+        latencies.append(dt)
+else:
+    for name in names:
+        status, data, dt = call("POST", "/jobs", json.dumps(job(name)).encode())
+        if status != 201:
+            sys.exit(f"POST /jobs for {name}: {status} {data[:300]!r}")
+        latencies.append(dt)
 t_posted = time.monotonic() - t0
 result = {"posted_s": t_posted, "jobs": len(names)}
 latencies.sort()
@@ -236,7 +253,7 @@ run_sluice() {
   fi
   before=$(cpu_ticks "$SLUICE_PID")
   phase_begin "$NGINX_PID"
-  SLUICE_JSON=$(python3 "$TMP/post_jobs.py" "$SLUICE_URL" "$NGINX_URL" "$TMP/names.txt" "$mode" "$POLL_MS" "$JOB_TIMEOUT") \
+  SLUICE_JSON=$(python3 "$TMP/post_jobs.py" "$SLUICE_URL" "$NGINX_URL" "$TMP/names.txt" "$mode" "$POLL_MS" "$JOB_TIMEOUT" "$CREATE") \
     || {
       tail -20 "$SLUICE_LOG.err" "$SLUICE_LOG.out" >&2
       die "the sluice $mode run failed"
