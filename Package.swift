@@ -302,6 +302,7 @@ let package = Package(
             dependencies: [
                 "JobService", "JobStore", "PostgresStore", "DownloadEngine", "SluiceCore", "SluiceTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: testSettings
         ),

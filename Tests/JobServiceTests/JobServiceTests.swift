@@ -1,6 +1,7 @@
 import DownloadEngine
 import Foundation
 import JobService
+import ServiceLifecycle
 import SluiceCore
 import SluiceTestSupport
 import Testing
@@ -22,9 +23,20 @@ import Testing
         )
         configuration.settleLimit = settleLimit
         configure(&configuration)
-        let scheduler = try await JobScheduler(configuration: configuration, repository: store, client: client, engine: engine)
+        try await running(
+            client, { try await JobScheduler(configuration: configuration, repository: store, client: client, engine: engine) },
+            services: \.storeWriters, body)
+    }
+
+    /// The scheduler `make` returns, started with `services` running beside it, shut down
+    /// after `body`; `client` is shut down in every case (a client dropped unclosed traps).
+    static func running(
+        _ client: Fetcher, _ make: () async throws -> JobScheduler, services: (JobScheduler) -> [any Service],
+        _ body: (JobScheduler) async throws -> Void
+    ) async throws {
         do {
-            try await withServices(scheduler.storeWriters) {
+            let scheduler = try await make()
+            try await withServices(services(scheduler)) {
                 await scheduler.start()
                 do {
                     try await body(scheduler)

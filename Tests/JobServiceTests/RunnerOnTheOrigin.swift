@@ -63,23 +63,9 @@ struct RunnerOnTheOrigin: Sendable {
         configuration.nodeName = "runner"
         configure(&configuration)
         let client = Fetcher()
-        do {
-            let scheduler = try await JobScheduler(configuration: configuration, repository: store, client: client, logger: logger)
-            try await withServices(scheduler.clusterMembership + scheduler.storeWriters + scheduler.clusterServices) {
-                await scheduler.start()
-                do {
-                    try await body(scheduler)
-                } catch {
-                    await scheduler.shutdown()
-                    throw error
-                }
-                await scheduler.shutdown()
-            }
-        } catch {
-            try await client.shutdown()
-            throw error
-        }
-        try await client.shutdown()
+        try await JobServiceTests.running(
+            client, { try await JobScheduler(configuration: configuration, repository: store, client: client, logger: logger) },
+            services: { $0.clusterMembership + $0.storeWriters + $0.clusterServices }, body)
     }
 
     func testdata(_ path: String) -> String { "http://127.0.0.1:\(port)" + path }
