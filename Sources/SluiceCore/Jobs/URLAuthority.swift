@@ -45,7 +45,11 @@ public enum URLAuthority {
             else { return "has a port that is not a number from 0 to 65535" }
         }
         // The arbiter, after the checks above have named the common mistakes: the grammar
-        // itself, which `public/openapi.yaml` states as the `url` pattern.
+        // itself, which `public/openapi.yaml` states as the `url` pattern. A plain host (ASCII
+        // letters, digits, `-` and `.`, no user information) with the port checked above is
+        // one of its reg-names whatever it spells: that common case needs no regular
+        // expression (`URLAuthorityTests` checks that the two agree).
+        if userinfo == nil, isPlainHost(host) { return nil }
         guard (try? regex.wholeMatch(in: authority)) != nil else {
             return "has a host that is not a name, an IPv4 address or an IPv6 address"
         }
@@ -65,6 +69,18 @@ public enum URLAuthority {
     /// `pattern`, compiled once, matching code point by code point as the OpenAPI document's
     /// pattern does (not by grapheme).
     nonisolated(unsafe) private static let regex = try! Regex(pattern).matchingSemantics(.unicodeScalar)
+
+    /// ASCII letters, digits, `-` and `.` only, and at least one.
+    static func isPlainHost(_ host: Substring) -> Bool {
+        !host.isEmpty
+            && host.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            }
+    }
+
+    /// Whether `authority` is in the grammar (`pattern`), by the regular expression alone.
+    static func matchesGrammar(_ authority: Substring) -> Bool { (try? regex.wholeMatch(in: authority)) != nil }
 
     /// RFC 3986's reg-name: unreserved, sub-delims and `%` (checked apart); anything past
     /// ASCII is an internationalised name's, left to its resolution.
