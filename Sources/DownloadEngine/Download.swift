@@ -105,6 +105,7 @@ public final class Download: Sendable {
                 // another run may have taken over.
                 try await store.remove()
                 state.setCheckpointedBytes(nil)
+                state.startOver()
                 try file.truncate()
             } catch let lost as LeaseLost {
                 throw lost

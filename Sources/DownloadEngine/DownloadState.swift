@@ -58,6 +58,17 @@ final class DownloadState: Sendable {
         }
     }
 
+    /// The download starts over from byte 0 (the remote changed): nothing of the old map is
+    /// on disk any more. Until the next probe sets a new map, the prefix on disk is 0, so that
+    /// the next attempt's hasher cannot read the old map's prefix from a file that now holds
+    /// zeros (its reservation) or the new version's first bytes.
+    func startOver() {
+        inner.withLock {
+            $0.map = nil
+            $0.streamed = 0
+        }
+    }
+
     /// A new whole-file answer (a single stream starting over) announces its own digest.
     func setAnnouncedSHA256(_ digest: String?) {
         inner.withLock { $0.remote?.announcedSHA256 = digest }
