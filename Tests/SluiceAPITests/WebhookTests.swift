@@ -116,20 +116,23 @@ import Testing
                     #expect(pending["lastStatus"] as? Int == 500)
                     #expect(pending["nextAttemptAt"] is String)
                 }
+                // At least the one attempt waited for; a second may come 2 s later if the
+                // service took that long to stop (under CI's load it did: a fixed window).
                 let firstAttempts = receiver.calls.count
-                #expect(firstAttempts == 1)
+                #expect(firstAttempts >= 1)
                 receiver.setFailures(0)
                 try await ServiceHarness.with(dataDirectory: data, configure: { Self.fastRetries(&$0, webhook: hook) }) { service in
                     let id = try #require(try await service.states().keys.first)
                     try await service.eventually("the second service delivers what the first left") {
                         (try await service.deliveries(id)).first?["state"] as? String == "delivered"
                     }
+                    // One more call, by the second service: the same delivery, id and body.
                     let calls = receiver.calls
-                    #expect(calls.count == 2)
+                    #expect(calls.count == firstAttempts + 1)
                     #expect(calls[0].header("Sluice-Delivery") != nil)
-                    #expect(calls[0].header("Sluice-Delivery") == calls[1].header("Sluice-Delivery"))
-                    #expect(calls[0].body == calls[1].body)
-                    #expect(try await service.deliveries(id).first?["attempts"] as? Int == 2)
+                    #expect(calls.allSatisfy { $0.header("Sluice-Delivery") == calls[0].header("Sluice-Delivery") })
+                    #expect(calls.allSatisfy { $0.body == calls[0].body })
+                    #expect(try await service.deliveries(id).first?["attempts"] as? Int == calls.count)
                 }
             }
         }
