@@ -166,7 +166,7 @@ struct ChangeFeedRead: Equatable {
     /// awaited: the command reads what it needs itself). Such a row is read again at the
     /// next read, not taken from this one.
     func isNewer(lastWrite: Int?, unrecorded: Bool, holds: Int) -> Bool {
-        !isOlder(lastWrite: lastWrite ?? 0) || unrecorded || holds > 0
+        !isOlder(lastWrite: lastWrite) || unrecorded || holds > 0
     }
 
     /// Whether a control write is older than the read (a read that began after it saw it).

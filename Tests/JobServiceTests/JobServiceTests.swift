@@ -12,9 +12,21 @@ import Testing
     /// A started scheduler on `store`, shut down (with its client) after `body`.
     static func withScheduler(
         _ directory: TemporaryDirectory, store: InMemoryJobRepository, maxActive: Int = 3, settleLimit: Duration = .seconds(5),
-        engine: (any RunEngine)? = nil, client: Fetcher = Fetcher(),
+        engine: (any RunEngine)? = nil, client makeClient: () -> Fetcher = { Fetcher() },
         configure: (inout JobScheduler.Configuration) -> Void = { _ in }, _ body: (JobScheduler) async throws -> Void
     ) async throws {
+        var configuration = try configuration(directory, maxActive: maxActive, settleLimit: settleLimit)
+        configure(&configuration)
+        let client = makeClient()
+        try await running(
+            client, { try await JobScheduler(configuration: configuration, repository: store, client: client, engine: engine) },
+            services: \.storeWriters, body)
+    }
+
+    /// A runner's configuration over `directory`'s `cache` and `documents`, made if missing.
+    static func configuration(
+        _ directory: TemporaryDirectory, maxActive: Int, settleLimit: Duration
+    ) throws -> JobScheduler.Configuration {
         for name in ["cache", "documents"] {
             try FileManager.default.createDirectory(atPath: directory.path + "/" + name, withIntermediateDirectories: true)
         }
@@ -22,10 +34,7 @@ import Testing
             cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents", maxActive: maxActive
         )
         configuration.settleLimit = settleLimit
-        configure(&configuration)
-        try await running(
-            client, { try await JobScheduler(configuration: configuration, repository: store, client: client, engine: engine) },
-            services: \.storeWriters, body)
+        return configuration
     }
 
     /// The scheduler `make` returns, started with `services` running beside it, shut down

@@ -20,7 +20,8 @@ struct RunnerOnTheOrigin: Sendable {
     /// PostgreSQL (`SLUICE_TEST_STORE=postgres`), as a cluster node on a database of its own,
     /// with the node's services running as `sluice serve` runs them.
     static func with(
-        maxActive: Int = 3, configure: @escaping @Sendable (inout JobScheduler.Configuration) -> Void = { _ in },
+        maxActive: Int = 3, client: @escaping @Sendable () -> Fetcher = { Fetcher() },
+        configure: @escaping @Sendable (inout JobScheduler.Configuration) -> Void = { _ in },
         _ body: @Sendable (RunnerOnTheOrigin) async throws -> Void
     ) async throws {
         let recorder = RequestRecorder()
@@ -31,11 +32,11 @@ struct RunnerOnTheOrigin: Sendable {
                         try await body(RunnerOnTheOrigin(scheduler: scheduler, port: port, directory: directory, recorder: recorder))
                     }
                     if onPostgres {
-                        try await withClusterNode(directory, maxActive: maxActive, configure: configure, run)
+                        try await withClusterNode(directory, maxActive: maxActive, client: client, configure: configure, run)
                     } else {
                         try await JobServiceTests.withScheduler(
                             directory, store: InMemoryJobRepository(), maxActive: maxActive, settleLimit: .seconds(15),
-                            configure: configure, run)
+                            client: client, configure: configure, run)
                     }
                 }
             }
@@ -47,22 +48,17 @@ struct RunnerOnTheOrigin: Sendable {
     /// A cluster node on a new PostgreSQL database: its store writers, change feed,
     /// heartbeat, rescuer, progress writer and membership running beside `body`.
     static func withClusterNode(
-        _ directory: TemporaryDirectory, maxActive: Int, configure: (inout JobScheduler.Configuration) -> Void,
-        _ body: (JobScheduler) async throws -> Void
+        _ directory: TemporaryDirectory, maxActive: Int, client makeClient: () -> Fetcher,
+        configure: (inout JobScheduler.Configuration) -> Void, _ body: (JobScheduler) async throws -> Void
     ) async throws {
-        for name in ["cache", "documents"] {
-            try FileManager.default.createDirectory(atPath: directory.path + "/" + name, withIntermediateDirectories: true)
-        }
         var logger = Logger(label: "runner-on-postgres")
         logger.logLevel = .critical
-        let store = try await PostgresJobRepository(
-            location: try PostgresLocation(try TestPostgres.newDatabase()), nodeName: "runner", logger: logger)
-        var configuration = JobScheduler.Configuration(
-            cacheDirectory: directory.path + "/cache", documentsDirectory: directory.path + "/documents", maxActive: maxActive)
-        configuration.settleLimit = .seconds(15)
+        var configuration = try JobServiceTests.configuration(directory, maxActive: maxActive, settleLimit: .seconds(15))
         configuration.nodeName = "runner"
         configure(&configuration)
-        let client = Fetcher()
+        let store = try await PostgresJobRepository(
+            location: try PostgresLocation(try TestPostgres.newDatabase()), nodeName: "runner", logger: logger)
+        let client = makeClient()
         try await JobServiceTests.running(
             client, { try await JobScheduler(configuration: configuration, repository: store, client: client, logger: logger) },
             services: { $0.clusterMembership + $0.storeWriters + $0.clusterServices }, body)
