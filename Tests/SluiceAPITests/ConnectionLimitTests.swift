@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+@testable import JobService
 import NIOCore
 import SluiceAPI
 import SluiceCore
@@ -113,6 +114,33 @@ import NIOHTTP1
                 seen += String(buffer: buffer)
             }
             #expect(seen.contains("/late"))
+        }
+    }
+
+    /// Issue 21, finding 5: the stream's writer waits for a client that reads nothing, so
+    /// the stream never looked at its queue again: it stayed open, holding what it had been
+    /// handed (2.8 MiB a reader, measured). Now the queue's overflow resets the connection.
+    @Test func aClientThatStopsReadingIsResetOnceItsQueueIsFull() async throws {
+        try await ServiceHarness.with { service in
+            let scheduler = try #require(service.jobs as? JobScheduler)
+            let reader = try await StalledReader.open(
+                port: service.port, request: "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", until: "retry: 2000\n\n")
+            let job = JobSnapshot(
+                id: "0000000000000", url: "https://example.com/" + String(repeating: "x", count: 8000), state: .queued,
+                connections: 1, priority: 0, createdAt: Date())
+            // 24 MiB in bursts of 128 KiB, each under the queue's limit, paced so that the
+            // writer drains each into the kernel while it can: past the socket's buffers
+            // (4 MiB at most here) the writer waits, and only then does the queue fill.
+            var ended = false
+            for _ in 0..<192 where !ended {
+                for _ in 0..<16 { scheduler.events.publish(.job(job)) }
+                try await Task.sleep(for: .milliseconds(5))
+                ended = await reader.endedByServer(within: 0)
+            }
+            if !ended { ended = await reader.endedByServer(within: 10) }
+            #expect(ended, "the stalled stream is still open")
+            // The service goes on for everyone else.
+            #expect(try await service.request(.GET, "/jobs").status == 200)
         }
     }
 }

@@ -6,21 +6,22 @@ import Testing
 
 /// docs/api.md, "Events": every event has an `id:`; a client that reconnects with
 /// `Last-Event-ID` gets what it missed, or `reset` and a snapshot; the snapshot is bounded;
-/// a subscriber that stops reading is held to a bounded queue.
+/// a subscriber that stops reading is held to a bounded queue. In process; the connection a
+/// client that stops reading holds is `ConnectionLimitTests`'.
 @Suite struct EventReplayTests {
     @Test func aReconnectWithTheLastIDGetsOnlyWhatItMissed() async throws {
-        try await ServiceHarness.with { service in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             var ids: [String] = []
             for _ in 0..<3 {
                 ids.append(try await service.create(["url": service.testdata("/testdata/1K"), "paused": true])["id"] as! String)
             }
-            var first = EventReader(try await service.events("/events"))
+            var first = EventReader(try await service.stream("/events"))
             for _ in 0..<3 { _ = try await first.next() }
             let seen = try #require(first.lastID)
             // Meanwhile: one job made, one deleted.
             let made = try await service.create(["url": service.testdata("/testdata/2K"), "paused": true])["id"] as! String
-            _ = try await service.request(.DELETE, "/jobs/\(ids[0])")
-            var again = EventReader(try await service.events("/events", lastEventID: seen))
+            _ = try await service.request(.delete, "/jobs/\(ids[0])")
+            var again = EventReader(try await service.stream("/events", headers: ["Last-Event-ID": seen]))
             let created = try #require(try await again.next())
             #expect(created.event == "job" && created.data["id"] as? String == made, "\(created)")
             let removed = try #require(try await again.next())
@@ -31,9 +32,9 @@ import Testing
 
     @Test(arguments: ["garbage", "0-1", "zzzz-99999999"])
     func anIDTheServiceCannotContinueFromGetsResetThenTheSnapshot(lastEventID: String) async throws {
-        try await ServiceHarness.with { service in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             let id = try await service.create(["url": service.testdata("/testdata/1K"), "paused": true])["id"] as! String
-            var reader = EventReader(try await service.events("/events", lastEventID: lastEventID))
+            var reader = EventReader(try await service.stream("/events", headers: ["Last-Event-ID": lastEventID]))
             let reset = try #require(try await reader.next())
             #expect(reset.event == "reset")
             let snapshot = try #require(try await reader.next())
@@ -42,12 +43,12 @@ import Testing
     }
 
     @Test func theSnapshotHoldsAtMostOnePageLiveJobsFirst() async throws {
-        try await ServiceHarness.with { service in
+        try await RouterHarness.with { (service: RouterHarness) async throws in
             let total = JobScheduler.snapshotLimit + 30
             for _ in 0..<total {
                 _ = try await service.create(["url": service.testdata("/testdata/1K"), "paused": true])
             }
-            var reader = EventReader(try await service.events("/events"))
+            var reader = EventReader(try await service.stream("/events"))
             var count = 0
             while count <= JobScheduler.snapshotLimit {
                 let next = try await reader.next()
@@ -65,33 +66,6 @@ import Testing
             let change = try #require(try await reader.next())
             #expect(change.data["id"] as? String == probe, "the 1,001st event is the new job, not more of the snapshot")
             #expect(reader.lastID != snapshotID)
-        }
-    }
-
-    /// Issue 21, finding 5: the stream's writer waits for a client that reads nothing, so
-    /// the stream never looked at its queue again: it stayed open, holding what it had been
-    /// handed (2.8 MiB a reader, measured). Now the queue's overflow resets the connection.
-    @Test func aClientThatStopsReadingIsResetOnceItsQueueIsFull() async throws {
-        try await ServiceHarness.with { service in
-            let scheduler = try #require(service.jobs as? JobScheduler)
-            let reader = try await StalledReader.open(
-                port: service.port, request: "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", until: "retry: 2000\n\n")
-            let job = JobSnapshot(
-                id: "0000000000000", url: "https://example.com/" + String(repeating: "x", count: 8000), state: .queued,
-                connections: 1, priority: 0, createdAt: Date())
-            // 24 MiB in bursts of 128 KiB, each under the queue's limit, paced so that the
-            // writer drains each into the kernel while it can: past the socket's buffers
-            // (4 MiB at most here) the writer waits, and only then does the queue fill.
-            var ended = false
-            for _ in 0..<192 where !ended {
-                for _ in 0..<16 { scheduler.events.publish(.job(job)) }
-                try await Task.sleep(for: .milliseconds(5))
-                ended = await reader.endedByServer(within: 0)
-            }
-            if !ended { ended = await reader.endedByServer(within: 10) }
-            #expect(ended, "the stalled stream is still open")
-            // The service goes on for everyone else.
-            #expect(try await service.request(.GET, "/jobs").status == 200)
         }
     }
 

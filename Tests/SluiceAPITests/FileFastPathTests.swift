@@ -178,3 +178,29 @@ import SluiceAPI
         }
     }
 }
+
+/// docs/security.md, "Browsers": a downloaded page served from `/files/` cannot run as the
+/// service's own origin, whichever path serves it.
+@Suite struct DownloadedPageTests {
+    @Test func downloadedPagesCannotRunOnTheServicesOrigin() async throws {
+        try await ServiceHarness.with { (service: ServiceHarness) async throws in
+            try "<script>alert(1)</script>".write(toFile: service.data + "/documents/report.html", atomically: true, encoding: .utf8)
+            let page = try await service.raw("GET", "/files/report.html")
+            #expect(page.status == 200)
+            #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
+            #expect(page.header("X-Content-Type-Options") == "nosniff")
+            #expect(page.header("Content-Security-Policy") == "sandbox")
+            let ranged = try await service.raw("GET", "/files/report.html", headers: ["Range": "bytes=0-3"])
+            #expect(ranged.status == 206)
+            #expect(ranged.header("Content-Security-Policy") == "sandbox")
+            // The dashboard has a policy its own files satisfy: scripts from itself only.
+            let dashboard = try await service.raw("GET", "/")
+            let policy = try #require(dashboard.header("Content-Security-Policy"))
+            #expect(policy.contains("script-src 'self'"))
+            #expect(policy.contains("frame-ancestors 'none'"))
+            #expect(!policy.contains("unsafe-inline"))
+            #expect(dashboard.header("X-Content-Type-Options") == "nosniff")
+            #expect(try await service.raw("GET", "/jobs").header("X-Content-Type-Options") == "nosniff")
+        }
+    }
+}

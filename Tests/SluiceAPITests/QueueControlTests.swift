@@ -93,6 +93,7 @@ import Testing
     @Test func aJobRateSetWhileItRunsAppliesAtOnce() async throws {
         try await RouterHarness.with { (service: RouterHarness) async throws in
             let id = try await service.create(["url": service.testdata("/testdata/64M?rate=16M"), "connections": 1])["id"] as! String
+            try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
             #expect(try await service.send(.patch, "/jobs/\(id)", ["limitRate": 1 << 20]).status == 200)
             let (rate, later) = try await service.measuredRate(of: id)
             #expect(later["limitRate"] as? Int == 1 << 20)
@@ -106,6 +107,7 @@ import Testing
     @Test func aQueueRateAppliesToRunningDownloadsAtOnce() async throws {
         try await RouterHarness.with { (service: RouterHarness) async throws in
             let id = try await service.create(["url": service.testdata("/testdata/64M?rate=16M"), "connections": 1])["id"] as! String
+            try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
             #expect(try await service.send(.patch, "/queue", ["limitRate": 1 << 20]).status == 200)
             let (rate, later) = try await service.measuredRate(of: id)
             #expect(later["state"] as? String == "running")

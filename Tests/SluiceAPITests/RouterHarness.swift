@@ -5,6 +5,7 @@ import HummingbirdTesting
 import JobService
 import Logging
 import NIOCore
+import NIOEmbedded
 import SluiceAPI
 import SluiceCore
 import SluiceServer
@@ -25,6 +26,8 @@ struct RouterHarness: APIHarness {
     let routeTable: [String]
     /// The job service behind the API, for what a test must cause that no request can.
     let jobs: any JobService
+    /// The routes themselves, for answers read as they are written (`stream`).
+    let responder: RouterResponder<SluiceRequestContext>
 
     struct Reply: JSONReply {
         var status: Int
@@ -58,7 +61,8 @@ struct RouterHarness: APIHarness {
                     do {
                         try await Application(responder: service.routes).test(.router) { client in
                             let harness = RouterHarness(
-                                client: client, token: token, data: data, routeTable: service.routeTable, jobs: service.jobs)
+                                client: client, token: token, data: data, routeTable: service.routeTable, jobs: service.jobs,
+                                responder: service.routes)
                             try await body(harness)
                             await harness.expectPlainErrors()
                         }
@@ -94,16 +98,27 @@ struct RouterHarness: APIHarness {
     }
 
     /// A request by its method's name, with exactly these headers (no token unless given or
-    /// `authorized`), as `ServiceHarness.raw` sends one.
+    /// `authorized`), as `ServiceHarness.raw` sends one, to `host` (the HTTP/1 `Host`).
     func raw(
-        _ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil, authorized: Bool = false
+        _ method: String, _ path: String, host: String = "localhost", headers: [String: String] = [:], body: String? = nil,
+        authorized: Bool = false
     ) async throws -> Reply {
         guard let method = HTTPRequest.Method(method) else { throw RawHTTPClient.Failure(description: "no method \(method)") }
         var fields = Self.fields(headers)
         if authorized, let token { fields[.authorization] = "Bearer \(token)" }
-        if body != nil, fields[.contentType] == nil { fields[.contentType] = "application/json" }
-        let response = try await client.execute(uri: path, method: method, headers: fields, body: body.map { ByteBuffer(string: $0) })
-        return Reply(status: Int(response.status.code), headers: response.headers, body: Data(response.body.readableBytesView))
+        if let body {
+            if fields[.contentType] == nil { fields[.contentType] = "application/json" }
+            fields[.contentLength] = String(body.utf8.count)
+        }
+        let answer = try await answer(method, path, host: host, headers: fields, body: body.map { ByteBuffer(string: $0) })
+        var collected = Data()
+        for try await chunk in answer.body { collected.append(contentsOf: chunk.readableBytesView) }
+        return Reply(status: answer.status, headers: answer.headers, body: collected)
+    }
+
+    /// `raw` with the headers before the host, as call sites read best.
+    func raw(_ method: String, _ path: String, headers: [String: String], host: String) async throws -> Reply {
+        try await raw(method, path, host: host, headers: headers)
     }
 
     private static func fields(_ headers: [String: String]) -> HTTPFields {
@@ -114,6 +129,63 @@ struct RouterHarness: APIHarness {
 }
 
 extension RouterHarness {
+    /// An answer whose body is read as the route writes it: an event stream, which the test
+    /// framework's client would wait for to end.
+    struct StreamedReply {
+        var status: Int
+        var headers: HTTPFields
+        var body: AsyncThrowingStream<ByteBuffer, any Error>
+
+        func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { headers[$0] } }
+    }
+
+    /// `GET path`, its body read as the route writes it; it streams until the route ends it
+    /// or the reply is dropped.
+    func stream(_ path: String, headers extra: [String: String] = [:], authorized: Bool = true) async throws -> StreamedReply {
+        var headers = Self.fields(extra)
+        if authorized, let token { headers[.authorization] = "Bearer \(token)" }
+        return try await answer(.get, path, host: "localhost", headers: headers, body: nil)
+    }
+
+    /// A request through the routes and their middleware as the server runs them: an error
+    /// a route throws becomes its response (a 500 for one that is not an HTTP error).
+    private func answer(
+        _ method: HTTPRequest.Method, _ path: String, host: String, headers: HTTPFields, body: ByteBuffer?
+    ) async throws -> StreamedReply {
+        let request = Request(
+            head: HTTPRequest(method: method, scheme: "http", authority: host, path: path, headerFields: headers),
+            body: RequestBody(buffer: body ?? ByteBuffer()))
+        let context = SluiceRequestContext(source: .init(channel: NIOAsyncTestingChannel(), logger: Logger(label: "test-router")))
+        let response: Response
+        do {
+            response = try await responder.respond(to: request, context: context)
+        } catch let error as any HTTPResponseError {
+            response = try error.response(from: request, context: context)
+        } catch {
+            response = Response(status: .internalServerError)
+        }
+        let (stream, sink) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
+        let writing = Task {
+            do {
+                try await response.body.write(StreamSink(sink: sink))
+                sink.finish()
+            } catch {
+                sink.finish(throwing: error)
+            }
+        }
+        sink.onTermination = { _ in writing.cancel() }
+        return StreamedReply(status: Int(response.status.code), headers: response.headers, body: stream)
+    }
+
+    /// Hands what a route writes to a stream.
+    private struct StreamSink: ResponseBodyWriter {
+        let sink: AsyncThrowingStream<ByteBuffer, any Error>.Continuation
+
+        func write(_ buffer: ByteBuffer) async throws { sink.yield(buffer) }
+
+        func finish(_ trailingHeaders: HTTPFields?) async throws {}
+    }
+
     /// The job events `/events` (or `/jobs/{id}/events`) streams, read in process: the same
     /// messages, from the job service's own subscription.
     func events(jobID: String? = nil) async throws -> ServiceEvents {
