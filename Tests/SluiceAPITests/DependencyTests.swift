@@ -94,7 +94,9 @@ import Testing
             let b = try await service.create(["url": service.testdata("/testdata/1M?seed=8"), "after": [a]])["id"] as! String
             #expect(try await service.request(.delete, "/jobs/\(a)").status == 204)
             try await service.waitFor(b) { $0["state"] as? String == "failed" }
-            let resumed = try await service.request(.post, "/jobs/\(b)/resume").json()
+            let reply = try await service.request(.post, "/jobs/\(b)/resume")
+            #expect(reply.status == 200, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            let resumed = try reply.json()
             // In process a 1 MiB run may complete before the answer is read.
             #expect(["queued", "running", "completed"].contains(resumed["state"] as? String), "\(resumed)")
             #expect(resumed["after"] as? [String] == [])
