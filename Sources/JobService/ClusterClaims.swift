@@ -15,7 +15,7 @@ enum ClusterClaims {
     /// before it answers (`claimed()`), so that the answer, and a command right after it,
     /// see the job claimed.
     static func claimLater(free: Int, on node: isolated JobScheduler) {
-        guard node.cluster != nil, free > 0, !node.settings.paused, !node.isShuttingDown, node.storeAnswers else { return }
+        guard node.cluster != nil, free > 0, !node.inEffect.settings.paused, !node.isShuttingDown, node.storeAnswers else { return }
         guard node.claimTask == nil else {
             node.claimAgain = true
             return
@@ -35,8 +35,8 @@ enum ClusterClaims {
     }
 
     private static func claimAndStart(on node: isolated JobScheduler) async {
-        guard let cluster = node.cluster, !node.settings.paused, !node.isShuttingDown, node.storeAnswers else { return }
-        let free = node.settings.maxActive - node.runs.runningCount - node.heldSlots
+        guard let cluster = node.cluster, !node.inEffect.settings.paused, !node.isShuttingDown, node.storeAnswers else { return }
+        let free = node.inEffect.settings.maxActive - node.runs.runningCount - node.heldSlots
         guard free > 0 else { return }
         let claimed: [ClaimedJob]
         do {

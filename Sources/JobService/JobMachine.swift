@@ -210,13 +210,13 @@ struct JobMachine<Run: RunHandle> {
     /// `running` are the running jobs' candidates, `held` the slots kept for runs an edit
     /// stopped and for creates under way, `job` reads a job's snapshot.
     mutating func slotsFree(
-        settings: QueueSettings, running: [QueuePlan.Candidate], held: Int, ready: [QueuePlan.Candidate], now: Date,
-        job: (String) -> JobSnapshot?
+        settings: QueueSettings, sendBackReason: String? = nil, running: [QueuePlan.Candidate], held: Int, ready: [QueuePlan.Candidate],
+        now: Date, job: (String) -> JobSnapshot?
     ) -> [Action] {
         var actions: [Action] = []
         for id in QueuePlan.preemptions(running: running, settings: settings) {
             guard let current = job(id) else { continue }
-            actions += sendBack(current, now: now, reason: "the queue allows \(settings.maxActive) running jobs")
+            actions += sendBack(current, now: now, reason: sendBackReason ?? "the queue allows \(settings.maxActive) running jobs")
         }
         let free = settings.maxActive - runs.runningCount - held
         // No slot free, or the queue paused: nothing starts.

@@ -36,6 +36,9 @@ public protocol JobRepository: Sendable {
     /// The queue's settings as last changed, nil before the first change.
     func queueSettings() async throws -> QueueSettings?
     func saveQueueSettings(_ settings: QueueSettings) async throws
+    /// The schedule (`PUT /schedule`) as its JSON text, nil before the first is stored.
+    func scheduleText() async throws -> String?
+    func saveScheduleText(_ text: String) async throws
     func update(_ job: JobSnapshot) async throws
     /// Several jobs' changes, and the webhook deliveries that tell of them, in one
     /// transaction (`JobWrites` batches what the service decided).

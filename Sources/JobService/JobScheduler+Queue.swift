@@ -10,9 +10,34 @@ extension JobScheduler {
     /// `GET /queue`: the settings and how many jobs are in each state.
     public nonisolated func queue() -> QueueStatus {
         QueueStatus(
-            settings: settingsBox.withLock { $0 }, counts: countsByState(), maxConnectionsPerHost: configuration.hostConnections?.limit,
+            settings: settingsBox.withLock { $0 }, inEffect: inEffectBox.withLock { $0 }, counts: countsByState(),
+            maxConnectionsPerHost: configuration.hostConnections?.limit,
             connectionsPerHost: configuration.hostConnections?.inUse ?? [:]
         )
+    }
+
+    /// What the queue runs with, again: after a change of its own settings, of the
+    /// schedule's state or of an override. A new rate applies to running downloads at once;
+    /// fewer slots send jobs back, more start them.
+    func applyInEffect() {
+        let updated = timetable.inEffect(own: settings, at: configuration.clock.now())
+        let before = inEffect
+        guard updated != before else { return }
+        inEffect = updated
+        if updated.limitRate != before.limitRate { queueLimiter.setRate(updated.limitRate) }
+        if updated.settings != before.settings {
+            logger.info(
+                "the queue runs with maxActive \(updated.settings.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")\(updated.run ? "" : ", its window closed")"
+            )
+            schedule()
+        }
+    }
+
+    /// The schedule evaluated at `now` (`ScheduleService`'s tick): what it sets applies when
+    /// it changed. Returns when it next changes.
+    func evaluateSchedule(at now: Date) -> Date? {
+        if timetable.evaluate(at: now) || inEffect.next != timetable.next { applyInEffect() }
+        return timetable.next
     }
 
     /// Starts queued jobs that are ready (dependencies complete, no `Retry-After` pending),
@@ -23,6 +48,7 @@ extension JobScheduler {
         settleDependencies()
         // A run an edit stopped, to go on when the edit ends, keeps its slot meanwhile.
         let held = heldSlots
+        let settings = inEffect.settings
         let free = settings.maxActive - runs.runningCount - held
         // No slot free, or the queue paused: the queue is not read (it may be long).
         // The free slots' worth of the best, and as many more as edits hold back.
@@ -30,7 +56,8 @@ extension JobScheduler {
             free > 0 && !settings.paused
             ? jobs.readyToStart(at: configuration.clock.now(), limit: free + runs.editingIDs.count).filter { !runs[$0.id].editing } : []
         let actions = machine.slotsFree(
-            settings: settings, running: runs.runningIDs.compactMap { candidate($0) }, held: held, ready: ready,
+            settings: settings, sendBackReason: inEffect.sendBackReason, running: runs.runningIDs.compactMap { candidate($0) }, held: held,
+            ready: ready,
             now: configuration.clock.now(), job: { self.jobs[$0] }
         )
         perform(actions)
@@ -49,7 +76,7 @@ extension JobScheduler {
     /// job is stored running in its creation's write.
     func startsAtOnce(_ job: JobSnapshot) -> Bool {
         guard !isShuttingDown, schedulingHeld == 0 else { return false }
-        return machine.startsAtOnce(job, queued: jobs.countsByState()[.queued, default: 0], held: heldSlots, settings: settings)
+        return machine.startsAtOnce(job, queued: jobs.countsByState()[.queued, default: 0], held: heldSlots, settings: inEffect.settings)
     }
 
     /// Brings every job's `waitingFor` up to date. A queued job one of whose dependencies no

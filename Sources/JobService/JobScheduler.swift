@@ -72,6 +72,15 @@ public actor JobScheduler {
         set { settingsBox.withLock { $0 = newValue } }
     }
     nonisolated let settingsBox: Mutex<QueueSettings>
+    /// The schedule, what it sets now and when that next changes (`QueueSchedule`).
+    var timetable: QueueSchedule
+    /// What the queue runs with: its own settings under the schedule (`QueueInEffect`);
+    /// readable without this actor.
+    var inEffect: QueueInEffect {
+        get { inEffectBox.withLock { $0 } }
+        set { inEffectBox.withLock { $0 = newValue } }
+    }
+    nonisolated let inEffectBox: Mutex<QueueInEffect>
     let bytesDownloaded: Counter
 
     /// Every job this node holds, readable without this actor (`JobTable`).
@@ -153,7 +162,17 @@ public actor JobScheduler {
             )
         }
         self.settingsBox = Mutex(settings)
-        self.queueLimiter = RateLimiter(bytesPerSecond: settings.limitRate, clock: configuration.clock)
+        // `--schedule FILE` replaces the stored schedule, for the whole cluster.
+        if let given = configuration.schedule, given != start.schedule {
+            try await repository.saveScheduleText(given.json.text)
+            logger.notice("the schedule from --schedule is stored and in effect: \(given.rules.count) rule(s) in \(given.timeZone)")
+        }
+        var timetable = QueueSchedule(configuration.schedule ?? start.schedule ?? .empty)
+        timetable.evaluate(at: configuration.clock.now())
+        let inEffect = timetable.inEffect(own: settings, at: configuration.clock.now())
+        self.timetable = timetable
+        self.inEffectBox = Mutex(inEffect)
+        self.queueLimiter = RateLimiter(bytesPerSecond: inEffect.limitRate, clock: configuration.clock)
         self.bytesDownloaded = Counter(label: "sluice_downloaded_bytes_total", dimensions: [], factory: metrics)
         let node = [("node", nodeName)]
         claimsCounter = Counter(label: "sluice_cluster_claims_total", dimensions: node, factory: metrics)
@@ -238,6 +257,12 @@ public actor JobScheduler {
 
     /// `PATCH /queue` (`QueueCommand`).
     public func updateQueue(_ patch: QueueSettingsPatch) async throws -> QueueStatus { try await QueueCommand.update(patch, on: self) }
+    /// `GET /schedule`.
+    public func scheduleStatus() -> ScheduleStatus { ScheduleStatus(schedule: timetable.schedule, inEffect: inEffect) }
+    /// `PUT /schedule` (`ScheduleCommand`).
+    public func replaceSchedule(_ schedule: Schedule) async throws -> ScheduleStatus {
+        try await ScheduleCommand.replace(with: schedule, on: self)
+    }
     /// `PATCH /jobs/ID` (`EditCommand`).
     public func edit(id: String, _ patch: JobPatch) async throws -> JobSnapshot { try await EditCommand.edit(id: id, patch, on: self) }
 

@@ -28,6 +28,10 @@ public protocol JobService: Sendable {
     func segments(id: String) async throws -> [JobSegment]
     func queue() async -> QueueStatus
     func updateQueue(_ patch: QueueSettingsPatch) async throws -> QueueStatus
+    /// `GET /schedule`: the table and what it sets now.
+    func scheduleStatus() async -> ScheduleStatus
+    /// `PUT /schedule`: stored (for the whole cluster), then in effect at once.
+    func replaceSchedule(_ schedule: Schedule) async throws -> ScheduleStatus
     /// A job's webhook deliveries, oldest first.
     func deliveries(id: String) async throws -> [WebhookDelivery]
     /// `GET /nodes`: the cluster's nodes (a single node lists itself).

@@ -17,19 +17,21 @@ enum QueueCommand {
             node.queueUpdating = false
             if !node.queueUpdateWaiters.isEmpty { node.queueUpdateWaiters.removeFirst().resume() }
         }
+        let before = node.inEffect
         let updated = patch.applied(to: node.settings)
         if updated != node.settings {
             node.book.writeCount += 1
             node.book.settingsWritten = node.book.writeCount
             try await node.repository.saveQueueSettings(updated)
             node.settings = updated
-            node.queueLimiter.setRate(updated.limitRate)
             node.logger.info(
                 "queue settings changed: paused \(updated.paused), maxActive \(updated.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")"
             )
-            node.schedule()
-            await ClusterClaims.claimed(on: node)
         }
+        // A change of what a rule sets overrides the rule until its next change.
+        node.timetable.overridden(by: patch, until: patch.until, at: node.configuration.clock.now())
+        node.applyInEffect()
+        if node.inEffect != before { await ClusterClaims.claimed(on: node) }
         return node.queue()
     }
 }

@@ -2,7 +2,10 @@ public import SluiceCore
 
 /// `GET /queue`'s answer.
 public struct QueueStatus: Sendable, Equatable {
+    /// The queue's own settings (flags, `PATCH /queue`), as stored.
     public var settings: QueueSettings
+    /// What the queue runs with now: its own settings under the schedule.
+    public var inEffect: QueueInEffect
     public var counts: [JobState: Int]
     /// `--max-connections-per-host`, and the connections open to each host now.
     public var maxConnectionsPerHost: Int?
@@ -11,8 +14,13 @@ public struct QueueStatus: Sendable, Equatable {
     public var json: JSONValue {
         .object([
             ("paused", .bool(settings.paused)),
-            ("maxActive", JSONValue(settings.maxActive)),
-            ("limitRate", JSONValue(settings.limitRate)),
+            // In effect now, and what set each (CONTRACT.md §7).
+            ("maxActive", JSONValue(inEffect.maxActive)),
+            ("limitRate", JSONValue(inEffect.limitRate)),
+            ("run", .bool(inEffect.run)),
+            ("setBy", inEffect.setByJSON),
+            ("next", JSONValue(inEffect.next)),
+            ("overrideUntil", JSONValue(inEffect.overrideUntil)),
             ("counts", .object(JobState.allCases.map { ($0.rawValue, JSONValue(counts[$0] ?? 0)) })),
             ("maxConnectionsPerHost", maxConnectionsPerHost.map { JSONValue($0) } ?? .null),
             ("connectionsPerHost", .object(connectionsPerHost.sorted { $0.key < $1.key }.map { ($0.key, JSONValue($0.value)) })),

@@ -32,6 +32,8 @@ extension JobScheduler {
         /// (`StoreCallBudget`): 2 s (docs/job-service.md, "Store calls") unless a test pass
         /// sets more.
         public var storeBudget: Duration = StoreCallBudget.request
+        /// `serve --schedule FILE`: put in effect, and stored, at start; nil keeps the stored one.
+        public var schedule: Schedule?
 
         public init(
             cacheDirectory: String, documentsDirectory: String, maxActive: Int = 3, retry: RetryPolicy = RetryPolicy(),

@@ -6,6 +6,8 @@ import SluiceCore
 /// wait for (the dependency rules need them).
 struct StoredStart {
     var settings: QueueSettings?
+    /// The schedule (`PUT /schedule`), nil for none stored.
+    var schedule: Schedule?
     /// How many of its own jobs a cluster node took back (left running by its previous
     /// process; the others' are theirs, or the rescuer's).
     var recovered: Int
@@ -16,6 +18,11 @@ struct StoredStart {
 
     static func read(_ repository: any JobRepository, cluster: (any ClusterStore)?) async throws -> StoredStart {
         let settings = try await repository.queueSettings()
+        let schedule = try await repository.scheduleText().flatMap { text -> Schedule? in
+            // One this system cannot read any more (a time zone gone from it) is none.
+            guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { return nil }
+            return try? Schedule(json: json)
+        }
         let recovered = try await cluster?.recoverOwnJobs() ?? []
         let live = try await repository.liveJobs()
         var counts = try await repository.countsByState()
@@ -26,7 +33,7 @@ struct StoredStart {
             if let state = try await repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
         }
         return StoredStart(
-            settings: settings, recovered: recovered.count, live: live, finishedCounts: counts,
+            settings: settings, schedule: schedule, recovered: recovered.count, live: live, finishedCounts: counts,
             finishedDependencies: finishedDependencies)
     }
 

@@ -146,6 +146,9 @@ public final class SQLiteJobRepository: JobRepository {
         migrator.registerMigration("v10: a job's sub-directory of the documents") { db in
             try db.execute(sql: "ALTER TABLE job ADD COLUMN directory TEXT")
         }
+        migrator.registerMigration("v11: the schedule") { db in
+            try db.execute(sql: "CREATE TABLE schedule (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL)")
+        }
         return migrator
     }
 
@@ -342,6 +345,16 @@ public final class SQLiteJobRepository: JobRepository {
                 sql: "INSERT OR REPLACE INTO queueSettings (id, paused, maxActive, limitRate) VALUES (1, ?, ?, ?)",
                 arguments: [settings.paused, settings.maxActive, settings.limitRate]
             )
+        }
+    }
+
+    public func scheduleText() async throws -> String? {
+        try await read { db in try String.fetchOne(db, sql: "SELECT body FROM schedule WHERE id = 1") }
+    }
+
+    public func saveScheduleText(_ text: String) async throws {
+        try await write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO schedule (id, body) VALUES (1, ?)", arguments: [text])
         }
     }
 

@@ -272,6 +272,15 @@ public final class PostgresJobRepository: ClusterStore {
         )
     }
 
+    public func scheduleText() async throws -> String? {
+        try await connections.run("SELECT body FROM schedule WHERE id = 1").rows.first.map { try $0.decode(String.self) }
+    }
+
+    public func saveScheduleText(_ text: String) async throws {
+        _ = try await connections.run(
+            "INSERT INTO schedule (id, body) VALUES (1, \(text)) ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body")
+    }
+
     /// A control write with no condition (the single node's contract).
     public func update(_ job: JobSnapshot) async throws {
         _ = try await controlWrite(job, expectedState: nil)

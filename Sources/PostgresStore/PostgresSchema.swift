@@ -241,6 +241,9 @@ enum PostgresSchema {
         Migration(
             version: 9, name: "a job's sub-directory of the documents",
             statements: ["ALTER TABLE job ADD COLUMN directory text"]),
+        Migration(
+            version: 10, name: "the schedule",
+            statements: ["CREATE TABLE schedule (id integer PRIMARY KEY CHECK (id = 1), body text NOT NULL)"]),
     ]
 
     /// Applies what is missing; returns the versions applied.

@@ -150,6 +150,7 @@ public func buildRouter(
     }
     JobsController(jobs: jobs).addRoutes(to: router)
     QueueController(jobs: jobs).addRoutes(to: router)
+    ScheduleController(jobs: jobs).addRoutes(to: router)
     EventsController(jobs: jobs, tokens: tokens).addRoutes(to: router)
     TokensController(tokens: tokens).addRoutes(to: router)
     let aria2 = aria2 ?? Aria2Service(jobs: jobs, configuration: configuration, tokens: tokens)

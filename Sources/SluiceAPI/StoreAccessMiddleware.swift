@@ -25,6 +25,6 @@ struct StoreAccessMiddleware<Context: RequestContext>: RouterMiddleware {
     static func writesStore(_ request: Request) -> Bool {
         guard request.method != .get, request.method != .head, request.method != .options else { return false }
         let path = request.uri.path
-        return path == "/jobs" || path.hasPrefix("/jobs/") || path == "/queue" || path.hasPrefix("/queue/")
+        return path == "/jobs" || path.hasPrefix("/jobs/") || path == "/queue" || path.hasPrefix("/queue/") || path == "/schedule"
     }
 }

@@ -15,6 +15,8 @@ public struct ServiceConfiguration: Sendable {
     public var maxActive: Int
     public var token: String?
     public var limitRate: Int64?
+    /// `--schedule FILE`, read: in effect (and stored) at start; nil keeps the stored one.
+    public var schedule: Schedule?
     /// The dashboard's files and `openapi.yaml` from a directory (`--public`); nil serves
     /// the copy compiled into the binary.
     public var publicDirectory: String?

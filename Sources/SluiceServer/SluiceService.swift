@@ -33,6 +33,8 @@ public struct SluiceService: Sendable {
     let storeWriters: [any Service]
     /// A cluster node's heartbeat, rescue, change feed and progress writer (none alone).
     let clusterServices: [any Service]
+    /// The schedule kept in effect (`ScheduleService`).
+    let scheduleService: any Service
     /// A cluster node's leaving the cluster, after every other service (none alone).
     let clusterMembership: [any Service]
     /// aria2's WebSocket notifications, for every client at once.
@@ -44,7 +46,7 @@ public struct SluiceService: Sendable {
     /// The services in the order a `ServiceGroup` must run them. A graceful shutdown stops
     /// them in reverse, each once the one after it has returned (docs/job-service.md,
     /// "Services and shutdown"): webhook deliveries first (at once, as a stop used to cancel
-    /// them); aria2's notifications; a cluster node's loops; the downloads, checkpointed and
+    /// them); aria2's notifications; the schedule's ticks; a cluster node's loops; the downloads, checkpointed and
     /// their changes handed to the writers, then the HTTP client they and the webhooks share;
     /// the HTTP server, draining its connections; a cluster node's lease releases and the
     /// writers of checkpoints and job changes, writing what the downloads left them; the
@@ -58,6 +60,7 @@ public struct SluiceService: Sendable {
     private func services(serving: Bool) -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let running: [any Service] =
             clusterMembership + [storeHealth] + storeWriters + (serving ? [application] : []) + [downloads] + clusterServices
+            + [scheduleService]
             + [aria2Notifications] + (certificateReloader.map { [$0] } ?? []) + [webhooks]
         return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
@@ -161,6 +164,7 @@ func buildService(
         schedulerConfiguration.nodeName = configuration.nodeName
         schedulerConfiguration.allowInsecureTLS = configuration.allowInsecureTLS
         schedulerConfiguration.storeBudget = configuration.storeBudget
+        schedulerConfiguration.schedule = configuration.schedule
         let repository: any JobRepository
         let tokenStore: any TokenStore
         if let store = configuration.store {
@@ -211,7 +215,8 @@ func buildService(
             application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
             downloads: DownloadService(scheduler: scheduler, client: client, logger: logger),
             storeHealth: storeHealth, webhooks: webhooks, storeWriters: scheduler.storeWriters,
-            clusterServices: scheduler.clusterServices, clusterMembership: scheduler.clusterMembership,
+            clusterServices: scheduler.clusterServices, scheduleService: scheduler.scheduleService,
+            clusterMembership: scheduler.clusterMembership,
             aria2Notifications: aria2.notifications,
             certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },
             rpcShutdown: RPCShutdownService(shutdown: shutdown, logger: logger)

@@ -41,6 +41,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong(S.limitRate.name!), help: S.limitRate.argumentHelp)
     var limitRate: String?
 
+    @Option(name: .customLong(S.schedule.name!), help: S.schedule.argumentHelp)
+    var schedule: String?
+
     @Option(name: .customLong(S.publicDirectory.name!), help: S.publicDirectory.argumentHelp)
     var publicDirectory: String?
 
@@ -131,6 +134,7 @@ struct Serve: AsyncParsableCommand {
             limitRate: try S.limitRate.bytes(limitRate, in: env),
             publicDirectory: S.publicDirectory.text(publicDirectory, in: env)
         )
+        if let path = S.schedule.text(schedule, in: env) { configuration.schedule = try Self.schedule(from: path) }
         configuration.allowPrivateNetworks = try S.allowPrivateNetworks.onOff(allowPrivateNetworks, in: env)
         configuration.allowedHosts = S.allowedHosts.text(allowedHosts, in: env).map(Self.list)
         configuration.allowedOrigins = S.allowedOrigins.text(allowedOrigins, in: env).map(Self.list) ?? []
@@ -150,6 +154,21 @@ struct Serve: AsyncParsableCommand {
             )
         }
         return configuration
+    }
+
+    /// `--schedule FILE`: the JSON `PUT /schedule` takes, checked the same.
+    static func schedule(from path: String) throws -> Schedule {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("--schedule: cannot read \(path)")
+        }
+        guard data.count <= 64 << 10 else { throw ValidationError("--schedule: \(path) is larger than 64 KiB") }
+        do {
+            return try Schedule(json: try JSONDecoder().decode(JSONValue.self, from: data))
+        } catch let error as SluiceError {
+            throw ValidationError("--schedule: \(path): \(error.message)")
+        } catch {
+            throw ValidationError("--schedule: \(path) is not valid JSON")
+        }
     }
 
     static func list(_ text: String) -> [String] {

@@ -13,6 +13,7 @@ final class InMemoryJobRepository: JobRepository {
         var jobs: [(job: JobSnapshot, checkpoint: DownloadCheckpoint?)] = []
         var keys: [String: (id: String, at: Date, request: String?)] = [:]
         var settings: QueueSettings?
+        var schedule: String?
         var deliveries: [WebhookDelivery] = []
         var calls: [String: Int] = [:]
     }
@@ -126,6 +127,8 @@ final class InMemoryJobRepository: JobRepository {
 
     func queueSettings() async throws -> QueueSettings? { try await call("queueSettings") { $0.settings } }
     func saveQueueSettings(_ settings: QueueSettings) async throws { try await call("saveQueueSettings") { $0.settings = settings } }
+    func scheduleText() async throws -> String? { try await call("scheduleText") { $0.schedule } }
+    func saveScheduleText(_ text: String) async throws { try await call("saveScheduleText") { $0.schedule = text } }
 
     func update(_ job: JobSnapshot) async throws {
         try await call("update") { storage in

@@ -23,6 +23,16 @@ public struct ElapsedClock: Sendable {
         now = { startDate.addingTimeInterval(elapsed() / .seconds(1)) }
     }
 
+    /// A clock of parts: a test's wall clock that it sets or steps, say.
+    public init(
+        elapsed: @escaping @Sendable () -> Duration, sleep: @escaping @Sendable (Duration) async throws -> Void,
+        now: @escaping @Sendable () -> Date
+    ) {
+        self.elapsed = elapsed
+        self.sleep = sleep
+        self.now = now
+    }
+
     private init(continuous clock: ContinuousClock) {
         let start = clock.now
         elapsed = { start.duration(to: clock.now) }

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The queue's runtime settings (`GET` and `PATCH /queue`): stored, so they survive a
 /// restart; `serve`'s flags give them only the first time.
 public struct QueueSettings: Sendable, Equatable, Codable {
@@ -18,23 +20,34 @@ public struct QueueSettings: Sendable, Equatable, Codable {
 }
 
 /// The body of `PATCH /queue`: any of `paused`, `maxActive`, `limitRate` (null removes the
-/// limit). Any other key, or a value out of range, is `invalid_field` naming it.
+/// limit), and `until` (RFC 3339): how long a change of what a schedule's rule sets overrides
+/// the rule (by default, until the schedule's next change). Any other key, or a value out of
+/// range, is `invalid_field` naming it.
 public struct QueueSettingsPatch: Sendable, Equatable, Decodable {
     public var paused: Bool?
     public var maxActive: Int?
     public var limitRate: Patched<Int64>?
+    public var until: Date?
 
-    public init(paused: Bool? = nil, maxActive: Int? = nil, limitRate: Patched<Int64>? = nil) {
+    public init(paused: Bool? = nil, maxActive: Int? = nil, limitRate: Patched<Int64>? = nil, until: Date? = nil) {
         self.paused = paused
         self.maxActive = maxActive
         self.limitRate = limitRate
+        self.until = until
     }
 
     public init(from decoder: any Decoder) throws {
-        let body = try PatchBody(decoder, allowed: ["paused", "maxActive", "limitRate"])
+        let body = try PatchBody(decoder, allowed: ["paused", "maxActive", "limitRate", "until"])
         paused = try body.value(Bool.self, "paused")
         maxActive = try body.value(Int.self, "maxActive")
         limitRate = try body.nullable(Int64.self, "limitRate")
+        if let text = try body.value(String.self, "until") {
+            guard let date = RFC3339.date(text) else {
+                throw SluiceError(
+                    .invalidField, "until must be an RFC 3339 date and time, such as 2026-12-01T02:00:00+01:00", field: "until")
+            }
+            until = date
+        }
         try validate()
     }
 

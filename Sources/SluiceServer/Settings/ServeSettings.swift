@@ -21,6 +21,9 @@ public enum ServeSettings {
         "limit-rate", value: "BYTES", .bytes(minimum: 1),
         "Download rate limit in bytes per second, K/M/G suffixes allowed (the first start only; then PATCH /queue)",
         documented: "unlimited (the first start only, see `PATCH /queue`)")
+    public static let schedule = ServeSetting(
+        "schedule", value: "FILE", "A schedule (JSON, as PUT /schedule takes it) stored and put in effect at start",
+        documented: "none: the stored one (see [`PUT /schedule`](api.md#the-schedule))")
     public static let publicDirectory = ServeSetting(
         "public", value: "DIR", "Serve the dashboard and openapi.yaml from this directory, for development",
         default: "the copy built in",
@@ -98,7 +101,7 @@ public enum ServeSettings {
         nil, key: "log-level", "Log level", default: "info", documented: "`info` (`trace`, `debug`, `notice`, `warning`, `error`)")
 
     public static let all: [ServeSetting] = [
-        host, port, data, originRoot, maxActive, token, limitRate, publicDirectory, insecureNoAuth, allowPrivateNetworks,
+        host, port, data, originRoot, maxActive, token, limitRate, schedule, publicDirectory, insecureNoAuth, allowPrivateNetworks,
         allowedHosts, allowedOrigins, rpcAllowShutdown, maxConnections, minFreeSpace, webhook, webhookSecret, webhookRetryFor,
         webhookRetention, proxy, maxConnectionsPerHost, store, nodeName, lease, tlsCert, tlsKey, caFile, allowInsecureTLS,
         logLevel,

@@ -1,0 +1,124 @@
+public import Foundation
+public import SluiceCore
+
+/// What set a value the queue runs with (`setBy` in `GET /queue`): the queue's own settings
+/// (flags, `PATCH /queue`), a rule of the schedule, or a manual change that overrides the rule
+/// until the next boundary (or its `until`).
+public enum SettingSource: Sendable, Equatable {
+    case queue
+    case rule(Int)
+    case override
+
+    public var json: JSONValue {
+        switch self {
+        case .queue: .string("queue")
+        case .rule(let index): .string("rules[\(index)]")
+        case .override: .string("override")
+        }
+    }
+}
+
+/// A `PATCH /queue` made while a rule set what it changes: the queue's own value wins for
+/// those fields until `until` (the schedule's next change, or the body's `until`).
+public struct QueueOverride: Sendable, Equatable {
+    public var limitRate = false
+    public var maxActive = false
+    /// `paused: false` during a closed window opens it.
+    public var run = false
+    public var until: Date
+
+    public init(limitRate: Bool = false, maxActive: Bool = false, run: Bool = false, until: Date) {
+        self.limitRate = limitRate
+        self.maxActive = maxActive
+        self.run = run
+        self.until = until
+    }
+
+    var isEmpty: Bool { !limitRate && !maxActive && !run }
+}
+
+/// The values the queue runs with now: the queue's own settings, under the schedule's rules,
+/// under a manual override. A closed window (`run: false`) starts nothing and leaves no slot.
+public struct QueueInEffect: Sendable, Equatable {
+    /// The queue's own settings, as stored.
+    public var own: QueueSettings
+    public var maxActive: Int
+    public var limitRate: Int64?
+    /// False while a rule closes the window.
+    public var run: Bool
+    public var maxActiveSetBy: SettingSource = .queue
+    public var limitRateSetBy: SettingSource = .queue
+    public var runSetBy: SettingSource = .queue
+    /// When the schedule next changes what is in effect; nil for never (or no schedule).
+    public var next: Date?
+    public var overrideUntil: Date?
+
+    /// The settings the queue's rules read (`QueuePlan`, the machine): a closed window is a
+    /// queue with no slot, which sends back what runs.
+    public var settings: QueueSettings {
+        QueueSettings(paused: own.paused || !run, maxActive: run ? maxActive : 0, limitRate: limitRate)
+    }
+
+    /// Why a running job goes back to the queue when there are fewer slots than runs.
+    public var sendBackReason: String {
+        run ? "the queue allows \(maxActive) running jobs" : "the schedule's window is closed (\(runSetBy.json.stringValue ?? ""))"
+    }
+
+    public init(own: QueueSettings) {
+        self.own = own
+        maxActive = own.maxActive
+        limitRate = own.limitRate
+        run = true
+    }
+
+    /// Field by field: an unexpired override's field is the queue's own; else the rule's,
+    /// where a rule sets it; else the queue's own.
+    public static func resolve(own: QueueSettings, schedule state: ScheduleState, override: QueueOverride?, now: Date, next: Date?)
+        -> QueueInEffect
+    {
+        var effect = QueueInEffect(own: own)
+        effect.next = next
+        let override = override.flatMap { $0.until > now ? $0 : nil }
+        effect.overrideUntil = override?.until
+        if let rule = state.maxActive {
+            if override?.maxActive == true {
+                effect.maxActiveSetBy = .override
+            } else {
+                effect.maxActive = rule.value
+                effect.maxActiveSetBy = .rule(rule.rule)
+            }
+        }
+        if let rule = state.limitRate {
+            if override?.limitRate == true {
+                effect.limitRateSetBy = .override
+            } else {
+                effect.limitRate = rule.value
+                effect.limitRateSetBy = .rule(rule.rule)
+            }
+        }
+        if let rule = state.run {
+            if override?.run == true {
+                effect.runSetBy = .override
+            } else {
+                effect.run = rule.value
+                effect.runSetBy = .rule(rule.rule)
+            }
+        }
+        return effect
+    }
+}
+
+extension QueueInEffect {
+    /// `setBy`: which setting gave each value.
+    public var setByJSON: JSONValue {
+        .object([("maxActive", maxActiveSetBy.json), ("limitRate", limitRateSetBy.json), ("run", runSetBy.json)])
+    }
+
+    /// `GET /schedule`'s `inEffect`.
+    public var json: JSONValue {
+        .object([
+            ("maxActive", JSONValue(maxActive)), ("limitRate", JSONValue(limitRate)), ("run", .bool(run)), ("setBy", setByJSON),
+            ("next", JSONValue(next)), ("overrideUntil", JSONValue(overrideUntil)),
+        ])
+    }
+}

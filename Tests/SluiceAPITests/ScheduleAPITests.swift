@@ -1,0 +1,147 @@
+import Foundation
+import SluiceCore
+import SluiceTestSupport
+import Synchronization
+import Testing
+
+/// A wall clock a test sets and steps while real time runs under it (waits and rates stay
+/// real): the schedule's ticks read it as `sluice serve` reads the system's.
+final class SteppedWallClock: Sendable {
+    private let offset: Mutex<TimeInterval>
+
+    init(at date: Date) { offset = Mutex(date.timeIntervalSinceNow) }
+
+    var now: Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+
+    func set(_ date: Date) { offset.withLock { $0 = date.timeIntervalSinceNow } }
+
+    var clock: ElapsedClock {
+        let real = ElapsedClock.continuous
+        return ElapsedClock(elapsed: real.elapsed, sleep: real.sleep, now: { [self] in now })
+    }
+}
+
+/// CONTRACT.md §7: `GET`/`PUT /schedule`, and what the schedule sets applied to the queue
+/// from the wall clock's time: at start, at a boundary, after a step of the clock.
+@Suite struct ScheduleAPITests {
+    /// Berlin's local time on Monday 2026-12-07 (UTC+1).
+    static func berlin(_ hour: Int, _ minute: Int = 0, _ second: Double = 0, day: Int = 7) -> Date {
+        RFC3339.date(String(format: "2026-12-%02d", day) + String(format: "T%02d:%02d:00+01:00", hour, minute))!
+            .addingTimeInterval(second)
+    }
+
+    /// The contract's example.
+    static let workWeek = #"""
+        {"timeZone": "Europe/Berlin", "rules": [
+          {"days": ["mon","tue","wed","thu","fri"], "from": "08:00", "to": "18:00", "limitRate": 524288, "maxActive": 1},
+          {"days": "*", "from": "08:00", "to": "02:00", "run": false}]}
+        """#
+
+    @Test func aBoundaryAppliesWithinASecondAndAClosedWindowSendsRunningJobsBackWithTheirBytes() async throws {
+        let wall = SteppedWallClock(at: Self.berlin(7, 59, 50))
+        try await RouterHarness.with(configure: { $0.clock = wall.clock }) { (service: RouterHarness) async throws in
+            let put = try await service.call(.put, "/schedule", json: Self.workWeek)
+            #expect(put.status == 200, "\(String(decoding: put.body, as: UTF8.self))")
+            var queue = try await service.request(.get, "/queue").json()
+            #expect(queue["run"] as? Bool == true)
+            #expect(queue["maxActive"] as? Int == 3)
+            #expect((queue["setBy"] as? [String: Any])?["run"] as? String == "queue")
+            #expect(queue["next"] as? String == "2026-12-07T07:00:00Z", "08:00 in Berlin")
+            let id = try await service.create(["url": service.testdata("/testdata/64M?rate=4M")])["id"] as! String
+            try await service.waitFor(id) { ($0["bytesDone"] as? Int ?? 0) > 0 }
+            // The clock reaches 08:00: the window closes within a second of the tick.
+            wall.set(Self.berlin(8, 0, 0.2))
+            let stepped = ContinuousClock.now
+            try await service.eventually("the window closes", timeout: .seconds(5)) {
+                try await service.request(.get, "/queue").json()["run"] as? Bool == false
+            }
+            #expect(ContinuousClock.now - stepped < .seconds(2), "applied \(ContinuousClock.now - stepped) after the boundary")
+            queue = try await service.request(.get, "/queue").json()
+            #expect(queue["maxActive"] as? Int == 1)
+            #expect(queue["limitRate"] as? Int == 524_288)
+            let setBy = try #require(queue["setBy"] as? [String: Any])
+            #expect(setBy["run"] as? String == "rules[1]")
+            #expect(setBy["limitRate"] as? String == "rules[0]")
+            #expect(queue["next"] as? String == "2026-12-07T17:00:00Z", "18:00 in Berlin")
+            let sentBack = try await service.waitFor(id) { $0["state"] as? String == "queued" }
+            let kept = sentBack["bytesDone"] as? Int ?? 0
+            #expect(kept > 0, "its bytes are kept")
+            // Held: the slot it gave back is not given to it again while the window is closed.
+            #expect(try await service.job(id)["state"] as? String == "queued")
+            #expect(try await service.job(id)["bytesDone"] as? Int == kept)
+            // A manual resume of the queue opens the window until the rule's next change.
+            let opened = try await service.send(.patch, "/queue", ["paused": false])
+            #expect(opened.status == 200)
+            let openedJSON = try opened.json()
+            #expect(openedJSON["run"] as? Bool == true)
+            #expect((openedJSON["setBy"] as? [String: Any])?["run"] as? String == "override")
+            #expect(openedJSON["overrideUntil"] as? String == "2026-12-07T17:00:00Z")
+            let resumed = try await service.waitFor(id) { $0["state"] as? String == "running" }
+            #expect((resumed["bytesDone"] as? Int ?? 0) >= kept)
+            // A step of the clock back to before the rules: the queue's own values at the next tick.
+            wall.set(Self.berlin(6))
+            try await service.eventually("the rules end", timeout: .seconds(5)) {
+                try await service.request(.get, "/queue").json()["maxActive"] as? Int == 3
+            }
+        }
+    }
+
+    @Test func aServiceStartedInsideARuleIsInsideItAtOnceAndTheScheduleIsKept() async throws {
+        try await withTemporaryDirectory { directory in
+            let data = directory.path + "/data"
+            let wall = SteppedWallClock(at: Self.berlin(6))
+            try await RouterHarness.with(dataDirectory: data, configure: { $0.clock = wall.clock }) {
+                (service: RouterHarness) async throws in
+                #expect(try await service.call(.put, "/schedule", json: Self.workWeek).status == 200)
+                #expect(try await service.request(.get, "/queue").json()["run"] as? Bool == true)
+            }
+            // Restarted at 09:00: the first answer is already inside both rules.
+            wall.set(Self.berlin(9))
+            try await RouterHarness.with(dataDirectory: data, configure: { $0.clock = wall.clock }) {
+                (service: RouterHarness) async throws in
+                let queue = try await service.request(.get, "/queue").json()
+                #expect(queue["run"] as? Bool == false)
+                #expect(queue["limitRate"] as? Int == 524_288)
+                let schedule = try await service.request(.get, "/schedule").json()
+                #expect(schedule["timeZone"] as? String == "Europe/Berlin")
+                #expect((schedule["rules"] as? [Any])?.count == 2)
+                #expect((schedule["inEffect"] as? [String: Any])?["run"] as? Bool == false)
+            }
+        }
+    }
+
+    @Test func aBadScheduleIsRefusedNamingTheFieldAndChangesNothing() async throws {
+        try await RouterHarness.with(token: "admin") { (service: RouterHarness) async throws in
+            #expect(try await service.call(.put, "/schedule", json: Self.workWeek).status == 200)
+            let before = try await service.request(.get, "/schedule").body
+            for (body, field) in [
+                (#"{"rules":[{"from":"08:00","to":"25:00","run":false}]}"#, "rules[0].to"),
+                (#"{"timeZone":"Nowhere/Special","rules":[]}"#, "timeZone"),
+                (#"{"timetable":"Mon-08:00,fast"}"#, "timetable"),
+                (#"{"rules":[],"enabled":true}"#, "enabled"),
+            ] {
+                let reply = try await service.call(.put, "/schedule", json: body)
+                #expect(reply.status == 400, "\(body)")
+                #expect(reply.errorCode == "invalid_field", "\(body)")
+                #expect(reply.errorField == field, "\(body)")
+            }
+            #expect(try await service.call(.put, "/schedule", json: "[1]").status == 400)
+            #expect(try await service.request(.get, "/schedule").body == before)
+            // A PATCH /queue with a bad `until` changes nothing either.
+            let bad = try await service.send(.patch, "/queue", ["maxActive": 2, "until": "tomorrow"])
+            #expect(bad.errorField == "until")
+            #expect(try await service.request(.get, "/queue").json()["maxActive"] as? Int == 3)
+            // Reading is for every token; changing it is for the service's own (admin).
+            #expect(try await service.request(.delete, "/schedule").status == 405)
+        }
+    }
+
+    @Test func aScheduleFromTheFlagIsStoredAndInEffect() async throws {
+        let schedule = try Schedule(json: JSONDecoder().decode(JSONValue.self, from: Data(#"{"timetable":"00:00,1M"}"#.utf8)))
+        try await RouterHarness.with(configure: { $0.schedule = schedule }) { (service: RouterHarness) async throws in
+            let queue = try await service.request(.get, "/queue").json()
+            #expect(queue["limitRate"] as? Int == 1 << 20)
+            #expect(try await service.request(.get, "/schedule").json()["timetable"] as? String == "00:00,1M")
+        }
+    }
+}
