@@ -735,6 +735,50 @@ def run(results, shots, root):
             results.check("no JavaScript errors in the queue controls and job details", not errors, errors)
         results.step("queue controls", queue_controls)
 
+        def schedule_panel():
+            driver.get(main_server.url + "/")
+            page.wait_live()
+
+            def click(selector):
+                element = driver.find_element(By.CSS_SELECTOR, selector)
+                driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+                element.click()
+
+            def save(schedule):
+                field = driver.find_element(By.CSS_SELECTOR, "#schedule-json")
+                driver.execute_script("arguments[0].value = arguments[1]", field, json.dumps(schedule))
+                click("#schedule-panel button[type=submit]")
+
+            def now_line():
+                return page.js("return document.querySelector('#schedule-panel [data-role=now]').textContent")
+
+            page.wait(lambda: "Now (" in now_line(), 5, "the schedule panel shows nothing")
+            results.check("the schedule grid has 7 days of 24 hours",
+                          page.js("return document.querySelectorAll('#schedule-panel td').length") == 168)
+            click("#schedule-panel summary")
+            # Closed all week: the grid is closed everywhere, the queue runs nothing, a new job is held.
+            save({"timeZone": "UTC", "rules": [{"days": "*", "from": "00:00", "to": "24:00", "run": False}]})
+            page.wait(lambda: main_server.request("GET", "/queue")[1]["run"] is False, 5, "the window did not close")
+            page.wait(lambda: "window closed" in now_line(), 5, "the panel does not say the window is closed")
+            results.check("a saved schedule closes the window and the grid shows every hour closed",
+                          page.js("return document.querySelectorAll('#schedule-panel td[data-set=closed]').length") == 168)
+            held = main_server.create(url=f"{main_server.url}/testdata/1K?seed=21", filename="windowed.bin")
+            page.wait(lambda: "window is closed" in ((page.row("windowed.bin") or {}).get("eta") or ""), 5,
+                      "the held job does not say why it waits")
+            results.check("a job the window holds says so in its row", main_server.job(held["id"])["heldBy"] == "window")
+            # A bad schedule is refused and changes nothing; an empty one opens the window.
+            save({"timeZone": "Nowhere/Special", "rules": []})
+            page.wait(lambda: "IANA" in page.js("return document.querySelector('#notice').textContent"), 5,
+                      "a refused schedule is not reported")
+            results.check("a refused schedule is reported and changes nothing",
+                          main_server.request("GET", "/queue")[1]["run"] is False)
+            save({"timeZone": "UTC", "rules": []})
+            page.wait(lambda: main_server.job(held["id"])["state"] == "completed", 10, "the held job never ran")
+            results.check("clearing the rules opens the window and the held job runs", True)
+            errors = page.severe_logs()
+            results.check("no JavaScript errors in the schedule panel", not errors, errors)
+        results.step("schedule panel", schedule_panel)
+
         def big_list():
             took = big.result(timeout=1800)
             results.check(f"{BIG_JOBS:,} paused jobs made through the API ({took:.0f} s, {BIG_JOBS / took:.0f} a second)",

@@ -15,7 +15,8 @@ enum ClusterClaims {
     /// before it answers (`claimed()`), so that the answer, and a command right after it,
     /// see the job claimed.
     static func claimLater(free: Int, on node: isolated JobScheduler) {
-        guard node.cluster != nil, free > 0, !node.inEffect.settings.paused, !node.isShuttingDown, node.storeAnswers else { return }
+        guard node.cluster != nil, free > 0, !node.inEffect.settings.paused, !node.isShuttingDown, node.storeAnswers
+        else { return }
         guard node.claimTask == nil else {
             node.claimAgain = true
             return
@@ -35,13 +36,15 @@ enum ClusterClaims {
     }
 
     private static func claimAndStart(on node: isolated JobScheduler) async {
-        guard let cluster = node.cluster, !node.inEffect.settings.paused, !node.isShuttingDown, node.storeAnswers else { return }
+        guard let cluster = node.cluster, !node.inEffect.settings.paused, !node.isShuttingDown, node.storeAnswers else {
+            return
+        }
         let free = node.inEffect.settings.maxActive - node.runs.runningCount - node.heldSlots
         guard free > 0 else { return }
         let claimed: [ClaimedJob]
         do {
             claimed = try await StoreCallBudget.$current.withValue(StoreCallBudget(node.configuration.storeBudget)) {
-                try await cluster.claim(limit: free)
+                try await cluster.claim(limit: free, at: node.configuration.clock.now(), holds: node.inEffect.holds)
             }
         } catch {
             node.logger.warning("cannot claim jobs: \(error)")

@@ -116,7 +116,10 @@ public protocol ClusterStore: JobRepository {
     func recoverOwnJobs() async throws -> [String]
     /// Takes up to `limit` ready queued jobs, by priority then age, skipping rows other
     /// nodes are claiming, and leases them to this node with a new epoch.
-    func claim(limit: Int) async throws -> [ClaimedJob]
+    /// Ready jobs as of `now` (the node's clock: `startAt` and `Retry-After` are read
+    /// against it), those the queue's holds let start (a closed window: only those that
+    /// ignore the schedule).
+    func claim(limit: Int, at now: Date, holds: QueueHolds) async throws -> [ClaimedJob]
     /// Progress of a run (at most once a second per job); renews its lease.
     func saveProgress(_ job: JobSnapshot, lease: Lease) async throws -> Bool
     /// The progress of several runs in one transaction; the ids whose lease was refused.
@@ -148,4 +151,9 @@ public protocol ClusterStore: JobRepository {
     func signals() -> AsyncStream<ClusterSignal>
     /// Stops heartbeating this node (it is shutting down) and closes the connections.
     func close(removingNode: Bool) async
+}
+
+extension ClusterStore {
+    /// Ready jobs now, nothing held by the queue.
+    public func claim(limit: Int) async throws -> [ClaimedJob] { try await claim(limit: limit, at: Date(), holds: QueueHolds()) }
 }

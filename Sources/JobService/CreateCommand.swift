@@ -132,6 +132,8 @@ enum CreateCommand {
         job.proxy = request.proxy
         job.insecure = request.insecure
         job.directory = request.directory
+        job.startAt = request.startAt
+        job.ignoreSchedule = request.ignoreSchedule
         job.waitingFor = node.notCompleted(request.after)
         return job
     }

@@ -117,6 +117,8 @@ enum EditCommand {
         if let after = patch.after { job.after = after }
         if let notify = patch.notify { job.notify = notify.value }
         if let proxy = patch.proxy { job.proxy = proxy.value }
+        if let startAt = patch.startAt { job.startAt = startAt.value }
+        if let ignoreSchedule = patch.ignoreSchedule { job.ignoreSchedule = ignoreSchedule }
         if let filename = patch.filename {
             job.requestedFilename = filename.value
             if let name = filename.value { job.filename = name }
@@ -124,6 +126,15 @@ enum EditCommand {
         node.update(job)
         if job.state == .running, node.runs.running(id) != nil, !node.dependenciesComplete(job) {
             node.sendBack(id, reason: "it now waits for other jobs")
+        }
+        // A `startAt` moved later: a running job waits for it, its bytes kept; a new instant
+        // wakes the queue then.
+        if let startAt = job.startAt, startAt > node.configuration.clock.now(), job.state == .running, node.runs.running(id) != nil {
+            node.sendBack(id, reason: "it now starts at \(startAt)")
+        }
+        if patch.startAt != nil || patch.ignoreSchedule != nil {
+            node.scheduleWakeUp()
+            node.schedule()
         }
     }
 

@@ -60,9 +60,12 @@ extension JobScheduler {
     /// One job as another node (or this one) left it in the store. A node holds live jobs
     /// only: a finished one is shown, then let go (its state kept when a live job waits
     /// for it).
-    func absorb(_ stored: JobSnapshot) {
+    func absorb(_ row: JobSnapshot) {
         // A create this node answered 503: its late row is removed, never shown.
-        guard book.abandonedCreates[stored.id] == nil else { return }
+        guard book.abandonedCreates[row.id] == nil else { return }
+        // What holds it is not stored: worked out here, as for this node's own changes.
+        var stored = row
+        stored.heldBy = inEffect.holds.heldBy(stored, now: configuration.clock.now())
         guard let local = jobs[stored.id] else {
             guard stored.state.isLive else {
                 if finishedDependencies[stored.id] != nil || jobs.isWaitedFor(stored.id) {

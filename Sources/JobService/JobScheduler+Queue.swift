@@ -25,9 +25,10 @@ extension JobScheduler {
         guard updated != before else { return }
         inEffect = updated
         if updated.limitRate != before.limitRate { queueLimiter.setRate(updated.limitRate) }
-        if updated.settings != before.settings {
+        if updated.holds != before.holds { jobs.stampHolds(updated.holds, now: configuration.clock.now()) }
+        if updated.settings != before.settings || updated.holds != before.holds {
             logger.info(
-                "the queue runs with maxActive \(updated.settings.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")\(updated.run ? "" : ", its window closed")"
+                "the queue runs with maxActive \(updated.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")\(updated.run ? "" : ", its window closed")"
             )
             schedule()
         }
@@ -37,6 +38,9 @@ extension JobScheduler {
     /// it changed. Returns when it next changes.
     func evaluateSchedule(at now: Date) -> Date? {
         if timetable.evaluate(at: now) || inEffect.next != timetable.next { applyInEffect() }
+        // A job's `startAt` (or `Retry-After`) reached by a step of the wall clock, which the
+        // wake-up's sleep does not see.
+        if let due = jobs.earliestRetry, due <= now { wakeNow() }
         return timetable.next
     }
 
@@ -49,14 +53,25 @@ extension JobScheduler {
         // A run an edit stopped, to go on when the edit ends, keeps its slot meanwhile.
         let held = heldSlots
         let settings = inEffect.settings
+        let holds = inEffect.holds
+        // A closed window: what it holds goes back to the queue, its bytes kept.
+        if holds.windowClosed {
+            for id in runs.runningIDs where jobs[id].map({ !holds.admits($0) }) ?? false {
+                sendBack(id, reason: inEffect.windowClosedReason)
+            }
+        }
         let free = settings.maxActive - runs.runningCount - held
         // No slot free, or the queue paused: the queue is not read (it may be long).
-        // The free slots' worth of the best, and as many more as edits hold back.
+        // The free slots' worth of the best, and as many more as edits hold back; with the
+        // window closed, every ready job, for those that ignore the schedule.
+        let now = configuration.clock.now()
         let ready =
             free > 0 && !settings.paused
-            ? jobs.readyToStart(at: configuration.clock.now(), limit: free + runs.editingIDs.count).filter { !runs[$0.id].editing } : []
+            ? jobs.readyToStart(at: now, limit: holds.windowClosed ? .max : free + runs.editingIDs.count).filter {
+                !runs[$0.id].editing && (!holds.windowClosed || jobs[$0.id].map(holds.admits) == true)
+            } : []
         let actions = machine.slotsFree(
-            settings: settings, sendBackReason: inEffect.sendBackReason, running: runs.runningIDs.compactMap { candidate($0) }, held: held,
+            settings: settings, running: runs.runningIDs.compactMap { candidate($0) }, held: held,
             ready: ready,
             now: configuration.clock.now(), job: { self.jobs[$0] }
         )
@@ -76,6 +91,8 @@ extension JobScheduler {
     /// job is stored running in its creation's write.
     func startsAtOnce(_ job: JobSnapshot) -> Bool {
         guard !isShuttingDown, schedulingHeld == 0 else { return false }
+        let now = configuration.clock.now()
+        guard inEffect.holds.heldBy(job, now: now) == nil else { return false }
         return machine.startsAtOnce(job, queued: jobs.countsByState()[.queued, default: 0], held: heldSlots, settings: inEffect.settings)
     }
 

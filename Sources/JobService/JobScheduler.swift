@@ -184,6 +184,7 @@ public actor JobScheduler {
         self.finishedDependencies = start.finishedDependencies
         if claiming.requeuesEveryRunningJobAtStart { requeuedAtStart = start.requeueRunning() }
         jobs.load(start.live)
+        jobs.stampHolds(inEffect.holds, now: configuration.clock.now())
         start.live = []
         // Loading read every row once: give the memory that went back to the heap back to the
         // system, so that a restart's peak does not stay the service's size.
@@ -213,6 +214,12 @@ public actor JobScheduler {
         states: Set<JobState>? = nil, limit: Int = 100, after: String? = nil, offset: Int = 0
     ) async throws -> [JobSnapshot] {
         try await reads.list(states: states, limit: limit, after: after, offset: offset)
+    }
+    public nonisolated func list(heldBy hold: JobHold, limit: Int, after: String?, offset: Int) async throws -> [JobSnapshot] {
+        guard let page = jobs.list(heldBy: hold, limit: limit, after: after, offset: offset) else {
+            throw SluiceError(.invalidField, "after names no job", field: "after")
+        }
+        return page
     }
     public nonisolated func countsByState() -> [JobState: Int] { jobs.countsByState() }
     public nonisolated func subscribe(jobID: String? = nil, lastEventID: String? = nil) async throws -> JobSubscription {
@@ -309,6 +316,10 @@ public actor JobScheduler {
         // A node whose commands are written first: its own change of the job still queued is
         // written with this one (the store holds the state that change expected); one being
         // written goes first.
+        // A write of it under way lands first: the one still queued, taken below, expects the
+        // state that one leaves (resuming a job whose failure was being written raced it, and
+        // the store, still queued, refused the resume's write as changed elsewhere: 409).
+        if claiming.writesCommandsFirst { try await writes.landed(id) }
         let queued = claiming.writesCommandsFirst ? writes.take(id) : nil
         if claiming.writesCommandsFirst, queued == nil { try await writes.stored(id) }
         let putBack = { if let queued { self.writes.put(queued.job, expected: queued.expected, deliveries: queued.deliveries) } }
@@ -367,6 +378,7 @@ public actor JobScheduler {
     func record(_ job: JobSnapshot, expected: JobState?, deliveries: [WebhookDelivery]) {
         var job = job
         job.updatedAt = configuration.clock.now()
+        job.heldBy = inEffect.holds.heldBy(job, now: job.updatedAt)
         jobs[job.id] = job
         events.publish(.job(job))
         if expected != nil { noteControlWrite(job.id) }
@@ -380,10 +392,12 @@ public actor JobScheduler {
             switch action {
             case .record(let job, let expected, let tell):
                 record(job, expected: expected, deliveries: tell.map { webhooks?.deliveries(for: $0, job: job) ?? [] } ?? [])
-            case .show(let job):
+            case .show(var job):
+                job.heldBy = inEffect.holds.heldBy(job, now: configuration.clock.now())
                 jobs.insertByAge(job)
                 events.publish(.job(job))
-            case .keep(let job):
+            case .keep(var job):
+                job.heldBy = inEffect.holds.heldBy(job, now: configuration.clock.now())
                 jobs[job.id] = job
             case .shownEnd(let job):
                 book.shownEnds.shown(job)
@@ -456,7 +470,11 @@ public actor JobScheduler {
         }
     }
 
+    func wakeNow() { wake() }
+
     private func wake() {
+        // A `startAt` passed: what holds those jobs now (the window, or nothing).
+        jobs.stampHolds(inEffect.holds, now: configuration.clock.now())
         schedule()
         scheduleWakeUp()
     }

@@ -15,6 +15,8 @@ public protocol JobService: Sendable {
     /// Newest first, optionally filtered by state, `limit` jobs after the job `after`, past
     /// the first `offset` of them.
     func list(states: Set<JobState>?, limit: Int, after: String?, offset: Int) async throws -> [JobSnapshot]
+    /// Newest first, the queued jobs `hold` holds back (`GET /jobs?heldBy=`).
+    func list(heldBy hold: JobHold, limit: Int, after: String?, offset: Int) async throws -> [JobSnapshot]
     func pause(id: String) async throws -> JobSnapshot
     func resume(id: String) async throws -> JobSnapshot
     func delete(id: String, deleteFile: Bool) async throws

@@ -21,7 +21,7 @@ public final class JobTable: Sendable {
         /// Jobs that wait for others or are waited for by their `after` (dependency rules
         /// look at these only).
         var dependent: Set<String> = []
-        /// Queued jobs waiting out a `Retry-After`.
+        /// Queued jobs waiting for an instant: a `Retry-After`'s end, or their `startAt`.
         var retrying: Set<String> = []
         /// The positions of queued jobs free to start (no `Retry-After`, nothing to wait for),
         /// ascending, by priority: the queue's next starts are read from their heads, not
@@ -32,7 +32,12 @@ public final class JobTable: Sendable {
         var storedOnly: [JobState: Int] = [:]
 
         static func isReady(_ job: JobSnapshot) -> Bool {
-            job.state == .queued && job.retryAt == nil && job.waitingFor.isEmpty
+            job.state == .queued && job.retryAt == nil && job.startAt == nil && job.waitingFor.isEmpty
+        }
+
+        /// A queued job that waits for an instant (`retrying`).
+        static func isTimed(_ job: JobSnapshot) -> Bool {
+            job.state == .queued && (job.retryAt != nil || job.startAt != nil)
         }
 
         mutating func unready(_ position: Int, priority: Int) {
@@ -41,7 +46,7 @@ public final class JobTable: Sendable {
         }
 
         mutating func set(_ job: JobSnapshot) {
-            if job.state == .queued && job.retryAt != nil {
+            if Self.isTimed(job) {
                 retrying.insert(job.id)
             } else {
                 retrying.remove(job.id)
@@ -87,7 +92,7 @@ public final class JobTable: Sendable {
         mutating func insertByAge(_ job: JobSnapshot) {
             if byID[job.id] != nil { return set(job) }
             if !job.after.isEmpty || !job.waitingFor.isEmpty { dependent.insert(job.id) }
-            if job.state == .queued && job.retryAt != nil { retrying.insert(job.id) }
+            if Self.isTimed(job) { retrying.insert(job.id) }
             var index = ids.count
             while index > 0 {
                 if let id = ids[index - 1], let other = byID[id], other.job.createdAt <= job.createdAt { break }
@@ -136,7 +141,7 @@ public final class JobTable: Sendable {
                 byID[job.id] = (job, 0)
                 counts[job.state, default: 0] += 1
                 if !job.after.isEmpty || !job.waitingFor.isEmpty { dependent.insert(job.id) }
-                if job.state == .queued && job.retryAt != nil { retrying.insert(job.id) }
+                if Self.isTimed(job) { retrying.insert(job.id) }
             }
             ids = merged
             holes = 0
@@ -326,7 +331,7 @@ public final class JobTable: Sendable {
                 }
             }
             for id in storage.retrying {
-                guard let entry = storage.byID[id], entry.job.waitingFor.isEmpty, let retryAt = entry.job.retryAt, retryAt <= now
+                guard let entry = storage.byID[id], entry.job.waitingFor.isEmpty, let at = Self.instant(of: entry.job), at <= now
                 else { continue }
                 ready.append(QueuePlan.Candidate(id: id, priority: entry.job.priority, sequence: entry.position))
             }
@@ -336,7 +341,29 @@ public final class JobTable: Sendable {
 
     /// When the first queued job waiting out a `Retry-After` may go again.
     public var earliestRetry: Date? {
-        storage.withLock { storage in storage.retrying.compactMap { storage.byID[$0]?.job.retryAt }.min() }
+        storage.withLock { storage in storage.retrying.compactMap { storage.byID[$0].flatMap { Self.instant(of: $0.job) } }.min() }
+    }
+
+    /// When a timed job may start: the later of its `Retry-After`'s end and its `startAt`.
+    static func instant(of job: JobSnapshot) -> Date? {
+        switch (job.retryAt, job.startAt) {
+        case (let retryAt?, let startAt?): max(retryAt, startAt)
+        case (let one, let other): one ?? other
+        }
+    }
+
+    /// Sets what holds each queued job back, in place, with no event: the queue's conditions
+    /// changed (a window closed), or an instant passed.
+    public func stampHolds(_ holds: QueueHolds, now: Date) {
+        storage.withLock { storage in
+            for position in storage.byState[.queued] ?? [] {
+                guard let id = storage.ids[position], var entry = storage.byID[id] else { continue }
+                let held = holds.heldBy(entry.job, now: now)
+                guard held != entry.job.heldBy else { continue }
+                entry.job.heldBy = held
+                storage.byID[id] = entry
+            }
+        }
     }
 
     /// Whether a held job names `id` in its `after` (read from the dependent jobs only, with
@@ -371,6 +398,30 @@ public final class JobTable: Sendable {
                 if skipped < offset {
                     skipped += 1
                 } else if let job = storage.byID[id]?.job {
+                    result.append(job)
+                }
+            }
+            return result
+        }
+    }
+
+    /// Newest first, `limit` queued jobs that `hold` holds back, after the job `after`; nil
+    /// when `after` names no job. (Only queued jobs are held, and the table holds them all.)
+    public func list(heldBy hold: JobHold, limit: Int, after: String?, offset: Int = 0) -> [JobSnapshot]? {
+        storage.withLock { storage in
+            var bound = Int.max
+            if let after {
+                guard let position = storage.byID[after]?.position else { return nil }
+                bound = position
+            }
+            var result: [JobSnapshot] = []
+            var skipped = 0
+            for position in (storage.byState[.queued] ?? []).reversed() where position < bound {
+                guard result.count < limit else { break }
+                guard let id = storage.ids[position], let job = storage.byID[id]?.job, job.heldBy == hold else { continue }
+                if skipped < offset {
+                    skipped += 1
+                } else {
                     result.append(job)
                 }
             }

@@ -164,11 +164,18 @@ public final class JobWrites: Service, Sendable {
 
     /// Returns once nothing of the job is pending here; throws `store_unavailable` when the
     /// caller's budget (`StoreCallBudget`) runs out first.
-    func stored(_ id: String) async throws {
+    func stored(_ id: String) async throws { try await wait(for: id, inFlightOnly: false) }
+
+    /// Returns once no write of the job is under way (one still pending may stay): a command
+    /// that takes the pending one to write with its own must not race the one being written.
+    func landed(_ id: String) async throws { try await wait(for: id, inFlightOnly: true) }
+
+    private func wait(for id: String, inFlightOnly: Bool) async throws {
         let deadline = ContinuousClock.now + (StoreCallBudget.remaining ?? StoreCallBudget.request)
+        let waiting = { inFlightOnly ? self.state.withLock { $0.inFlight.contains(id) } : self.isPending(id) }
         // Woken when the job's write lands; a newer change of it may be pending by then. A
         // hold (set before this wait or during it) does not outlast a waiter.
-        while isPending(id) {
+        while waiting() {
             if state.withLock({ $0.held.contains(id) }) { release([id]) }
             let limit = deadline - ContinuousClock.now
             guard limit > .zero else {
@@ -177,7 +184,7 @@ public final class JobWrites: Service, Sendable {
             let token = UInt64.random(in: .min ... .max)
             // The write's landing or the budget's end, whichever comes first.
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.waitForWrite(of: id, token: token) }
+                group.addTask { await self.waitForWrite(of: id, token: token, inFlightOnly: inFlightOnly) }
                 group.addTask {
                     try? await Task.sleep(for: limit)
                     self.resume(id, token: token)
@@ -190,10 +197,10 @@ public final class JobWrites: Service, Sendable {
         }
     }
 
-    private func waitForWrite(of id: String, token: UInt64) async {
+    private func waitForWrite(of id: String, token: UInt64, inFlightOnly: Bool) async {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Bool in
-                guard state.pending[id] != nil || state.inFlight.contains(id) else { return true }
+                guard (!inFlightOnly && state.pending[id] != nil) || state.inFlight.contains(id) else { return true }
                 // Given up before it began (the budget ran out first): not registered, so the
                 // resume after the give-up has nothing to miss.
                 if Task.isCancelled { return true }

@@ -53,16 +53,17 @@ public struct QueueInEffect: Sendable, Equatable {
     public var next: Date?
     public var overrideUntil: Date?
 
-    /// The settings the queue's rules read (`QueuePlan`, the machine): a closed window is a
-    /// queue with no slot, which sends back what runs.
+    /// The settings the queue's rules read (`QueuePlan`, the machine). A closed window is
+    /// not in them: it holds jobs (`holds`), and those that ignore the schedule still run.
     public var settings: QueueSettings {
-        QueueSettings(paused: own.paused || !run, maxActive: run ? maxActive : 0, limitRate: limitRate)
+        QueueSettings(paused: own.paused, maxActive: maxActive, limitRate: limitRate)
     }
 
-    /// Why a running job goes back to the queue when there are fewer slots than runs.
-    public var sendBackReason: String {
-        run ? "the queue allows \(maxActive) running jobs" : "the schedule's window is closed (\(runSetBy.json.stringValue ?? ""))"
-    }
+    /// What the queue's conditions hold back now.
+    public var holds: QueueHolds { QueueHolds(windowClosed: !run) }
+
+    /// Why a running job goes back to the queue when its window closes.
+    public var windowClosedReason: String { "the schedule's window is closed (\(runSetBy.json.stringValue ?? ""))" }
 
     public init(own: QueueSettings) {
         self.own = own

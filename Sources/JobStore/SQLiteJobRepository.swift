@@ -149,6 +149,13 @@ public final class SQLiteJobRepository: JobRepository {
         migrator.registerMigration("v11: the schedule") { db in
             try db.execute(sql: "CREATE TABLE schedule (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL)")
         }
+        migrator.registerMigration("v12: a job's start-at and ignoreSchedule") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE job ADD COLUMN startAt REAL;
+                    ALTER TABLE job ADD COLUMN ignoreSchedule BOOLEAN NOT NULL DEFAULT 0;
+                    """)
+        }
         return migrator
     }
 
@@ -276,9 +283,9 @@ public final class SQLiteJobRepository: JobRepository {
             sql: """
                 INSERT INTO job (id, sequence, url, state, filename, requestedFilename, bytesTotal, bytesDone,
                     connections, resumable, expectedSHA256, sha256, path, errorCode, errorMessage, priority,
-                    headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate, notify, proxy, insecure,
-                    directory)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate, notify, proxy, startAt,
+                    ignoreSchedule, insecure, directory)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [job.id, sequence] + columns(job) + [job.insecure, job.directory])
     }
@@ -300,8 +307,8 @@ public final class SQLiteJobRepository: JobRepository {
                 UPDATE job SET url = ?, state = ?, filename = ?, requestedFilename = ?, bytesTotal = ?,
                     bytesDone = ?, connections = ?, resumable = ?, expectedSHA256 = ?, sha256 = ?, path = ?,
                     errorCode = ?, errorMessage = ?, priority = ?, headers = ?, createdAt = ?, updatedAt = ?,
-                    completedAt = ?, retryAt = ?, dependencies = ?, limitRate = ?, notify = ?, proxy = ?,
-                    checkpoint = CASE WHEN ? = 'completed' THEN NULL ELSE checkpoint END
+                    completedAt = ?, retryAt = ?, dependencies = ?, limitRate = ?, notify = ?, proxy = ?, startAt = ?,
+                    ignoreSchedule = ?, checkpoint = CASE WHEN ? = 'completed' THEN NULL ELSE checkpoint END
                 WHERE id = ?
                 """
         ).execute(arguments: Self.columns(job) + [job.state.rawValue, job.id])
@@ -457,7 +464,7 @@ public final class SQLiteJobRepository: JobRepository {
             job.connections, job.resumable, job.expectedSHA256, job.sha256, job.path, job.error?.code,
             job.error?.message, job.priority, headers, job.createdAt.timeIntervalSince1970,
             job.updatedAt.timeIntervalSince1970, job.completedAt?.timeIntervalSince1970, job.retryAt?.timeIntervalSince1970,
-            dependencies, job.limitRate, job.notify, job.proxy,
+            dependencies, job.limitRate, job.notify, job.proxy, job.startAt?.timeIntervalSince1970, job.ignoreSchedule,
         ]
     }
 
@@ -465,7 +472,8 @@ public final class SQLiteJobRepository: JobRepository {
     static let jobColumns = [
         "id", "url", "state", "connections", "priority", "createdAt", "requestedFilename", "expectedSHA256", "headers",
         "filename", "bytesTotal", "bytesDone", "resumable", "sha256", "path", "errorCode", "errorMessage", "updatedAt",
-        "completedAt", "retryAt", "dependencies", "limitRate", "notify", "proxy", "insecure", "directory",
+        "completedAt", "retryAt", "dependencies", "limitRate", "notify", "proxy", "insecure", "directory", "startAt",
+        "ignoreSchedule",
     ]
 
     /// A job from a row of `jobColumns`, read by position.
@@ -494,6 +502,8 @@ public final class SQLiteJobRepository: JobRepository {
         job.proxy = row[23]
         job.insecure = row[24] ?? false
         job.directory = row[25]
+        job.startAt = (row[26] as Double?).map(Date.init(timeIntervalSince1970:))
+        job.ignoreSchedule = row[27] ?? false
         return job
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import JobService
 import PostgresNIO
 public import SluiceCore
@@ -23,15 +23,18 @@ extension PostgresJobRepository {
     /// pending, no lease still held, the queue not paused), highest priority then oldest
     /// first, locked with `SKIP LOCKED` so that nodes claiming at the same moment take
     /// different jobs, then leased to this node under a new epoch.
-    public func claim(limit: Int) async throws -> [ClaimedJob] {
+    public func claim(limit: Int, at date: Date, holds: QueueHolds) async throws -> [ClaimedJob] {
         guard limit > 0 else { return [] }
-        let now = Date().timeIntervalSince1970
+        let now = date.timeIntervalSince1970
+        let open = !holds.windowClosed
         let rows = try await connections.run(
             """
             WITH ready AS (
                 SELECT j.id FROM job j
                 WHERE j.state = 'queued'
                     AND (j.retry_at IS NULL OR j.retry_at <= \(now))
+                    AND (j.start_at IS NULL OR j.start_at <= \(now))
+                    AND (\(open) OR j.ignore_schedule)
                     AND (j.owner IS NULL OR j.lease_expires_at < now())
                     AND NOT COALESCE((SELECT paused FROM queue_settings WHERE id = 1), false)
                     AND NOT EXISTS (

@@ -221,6 +221,8 @@ public final class PostgresJobRepository: ClusterStore {
             binds.append(job.proxy)
             binds.append(job.insecure)
             binds.append(job.directory)
+            binds.append(job.startAt?.timeIntervalSince1970)
+            binds.append(job.ignoreSchedule)
             rows.append("(" + (first...binds.count).map { "$\($0)" }.joined(separator: ", ") + ")")
         }
         return PostgresQuery(unsafeSQL: "INSERT INTO job (\(insertColumns)) VALUES " + rows.joined(separator: ", "), binds: binds)
@@ -229,7 +231,7 @@ public final class PostgresJobRepository: ClusterStore {
     static let insertColumns = """
         id, url, state, filename, requested_filename, bytes_total, bytes_done, connections, resumable, expected_sha256, \
         sha256, path, error_code, error_message, priority, headers, created_at, updated_at, completed_at, retry_at, \
-        dependencies, limit_rate, notify, proxy, insecure, directory
+        dependencies, limit_rate, notify, proxy, insecure, directory, start_at, ignore_schedule
         """
 
     private func insertRow(_ job: JobSnapshot, on connection: PostgresConnection) async throws {
@@ -364,6 +366,7 @@ public final class PostgresJobRepository: ClusterStore {
                     headers = \(c.headers), updated_at = \(job.updatedAt.timeIntervalSince1970),
                     completed_at = \(c.completedAt), retry_at = \(c.retryAt), dependencies = \(c.dependencies),
                     limit_rate = \(job.limitRate), notify = \(job.notify), proxy = \(job.proxy),
+                    start_at = \(job.startAt?.timeIntervalSince1970), ignore_schedule = \(job.ignoreSchedule),
                     filename = CASE WHEN owner IS NULL THEN \(job.filename) ELSE filename END,
                     bytes_total = CASE WHEN owner IS NULL THEN \(job.bytesTotal) ELSE bytes_total END,
                     bytes_done = CASE WHEN owner IS NULL THEN \(job.bytesDone) ELSE bytes_done END,
@@ -487,7 +490,8 @@ public final class PostgresJobRepository: ClusterStore {
     static let jobColumns = """
         id, url, state, filename, requested_filename, bytes_total, bytes_done, speed, eta, connections, resumable,
         expected_sha256, sha256, path, error_code, error_message, priority, headers, created_at, updated_at,
-        completed_at, retry_at, dependencies, limit_rate, notify, proxy, insecure, directory, owner, epoch, last_owner
+        completed_at, retry_at, dependencies, limit_rate, notify, proxy, insecure, directory, start_at, ignore_schedule,
+        owner, epoch, last_owner
         """
 
     /// The same, as `job.column` (for a statement that joins another table with an `id`).
@@ -549,6 +553,8 @@ public final class PostgresJobRepository: ClusterStore {
         job.proxy = try r["proxy"].decode(String?.self)
         job.insecure = try r["insecure"].decode(Bool.self)
         job.directory = try r["directory"].decode(String?.self)
+        job.startAt = try r["start_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
+        job.ignoreSchedule = try r["ignore_schedule"].decode(Bool.self)
         let owner = try r["owner"].decode(String?.self)
         job.node = job.state == .running ? owner : nil
         return (job, owner, try r["epoch"].decode(Int64.self), try r["last_owner"].decode(String?.self))

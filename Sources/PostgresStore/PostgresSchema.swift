@@ -244,6 +244,12 @@ enum PostgresSchema {
         Migration(
             version: 10, name: "the schedule",
             statements: ["CREATE TABLE schedule (id integer PRIMARY KEY CHECK (id = 1), body text NOT NULL)"]),
+        Migration(
+            version: 11, name: "a job's start-at and ignoreSchedule",
+            statements: [
+                "ALTER TABLE job ADD COLUMN start_at double precision",
+                "ALTER TABLE job ADD COLUMN ignore_schedule boolean NOT NULL DEFAULT false",
+            ]),
     ]
 
     /// Applies what is missing; returns the versions applied.

@@ -126,6 +126,16 @@ struct JobsController {
             }
             offset = value
         }
+        if let text = query.get("heldBy") {
+            guard let hold = JobHold(rawValue: text) else {
+                throw SluiceError(
+                    .invalidField, "heldBy must be one of \(JobHold.allCases.map(\.rawValue).joined(separator: ", "))", field: "heldBy")
+            }
+            // Only queued jobs are held: with states that leave `queued` out, none.
+            guard states?.contains(.queued) ?? true else { return JSONCoding.response(.object([("jobs", .array([]))])) }
+            let held = try await jobs.list(heldBy: hold, limit: limit, after: query.get("after"), offset: offset)
+            return JSONCoding.response(.object([("jobs", .array(held.map(\.json)))]))
+        }
         let jobs = try await jobs.list(states: states, limit: limit, after: query.get("after"), offset: offset)
         return JSONCoding.response(.object([("jobs", .array(jobs.map(\.json)))]))
     }

@@ -7,6 +7,7 @@ struct Sluice: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             Serve.self, Get.self, Add.self, Ls.self, Show.self, Pause.self, Resume.self, Rm.self, Wait.self, Watch.self, Queue.self,
+            ScheduleCommand.self,
             Token.self, Healthcheck.self,
         ]
     )

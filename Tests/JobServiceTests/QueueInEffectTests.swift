@@ -10,7 +10,7 @@ import Testing
     static let own = QueueSettings(paused: false, maxActive: 3, limitRate: 1000)
     static let noon = Date(timeIntervalSince1970: 1_796_212_800)  // 2026-12-01T12:00:00Z
 
-    @Test func rulesWinFieldByFieldAndAClosedWindowLeavesNoSlot() {
+    @Test func rulesWinFieldByFieldAndAClosedWindowHoldsJobs() {
         let plain = QueueInEffect.resolve(own: Self.own, schedule: ScheduleState(), override: nil, now: Self.noon, next: nil)
         #expect(plain.settings == Self.own)
         #expect(plain.maxActiveSetBy == .queue && plain.limitRateSetBy == .queue && plain.runSetBy == .queue)
@@ -20,8 +20,9 @@ import Testing
         #expect(ruled.limitRate == nil && ruled.limitRateSetBy == .rule(1))
         #expect(ruled.maxActive == 3 && ruled.maxActiveSetBy == .queue)
         #expect(!ruled.run && ruled.runSetBy == .rule(2))
-        #expect(ruled.settings == QueueSettings(paused: true, maxActive: 0, limitRate: nil), "no slot while the window is closed")
-        #expect(ruled.sendBackReason == "the schedule's window is closed (rules[2])")
+        #expect(ruled.settings == QueueSettings(paused: false, maxActive: 3, limitRate: nil), "the window is a hold, not a setting")
+        #expect(ruled.holds == QueueHolds(windowClosed: true))
+        #expect(ruled.windowClosedReason == "the schedule's window is closed (rules[2])")
     }
 
     @Test func anOverrideHoldsForItsFieldsUntilItEnds() {
@@ -59,5 +60,29 @@ import Testing
         timetable.overridden(by: QueueSettingsPatch(maxActive: 5), until: nil, at: soon)
         timetable.replace(with: schedule, at: soon)
         #expect(timetable.override == nil)
+    }
+}
+
+/// CONTRACT.md §7, `heldBy`: one reason per queued job.
+@Suite struct QueueHoldsTests {
+    static let now = Date(timeIntervalSince1970: 1_796_212_800)
+
+    static func job(_ state: JobState = .queued, startAt: Date? = nil, ignoring: Bool = false, waitingFor: [String] = []) -> JobSnapshot {
+        var job = JobSnapshot(id: "j", url: "http://example.com/x", state: state, connections: 1, priority: 0, createdAt: now)
+        job.startAt = startAt
+        job.ignoreSchedule = ignoring
+        job.waitingFor = waitingFor
+        return job
+    }
+
+    @Test(arguments: [
+        (job(), false, nil), (job(.running), true, nil), (job(.paused, startAt: now + 60), true, nil),
+        (job(startAt: now + 60), true, JobHold.startAt), (job(startAt: now - 60), false, nil),
+        (job(startAt: now), false, nil), (job(), true, .window), (job(ignoring: true), true, nil),
+        (job(waitingFor: ["a"]), false, .dependencies), (job(waitingFor: ["a"]), true, .window),
+        (job(startAt: now + 1, waitingFor: ["a"]), true, .startAt),
+    ])
+    func oneReasonPerQueuedJob(job: JobSnapshot, windowClosed: Bool, expected: JobHold?) {
+        #expect(QueueHolds(windowClosed: windowClosed).heldBy(job, now: Self.now) == expected)
     }
 }

@@ -64,7 +64,9 @@ import Testing
 
     @Test func crossSiteStateChangesAreRefused() async throws {
         try await RouterHarness.with { (service: RouterHarness) async throws in
-            let id = try await service.create(["url": service.testdata("/testdata/1M"), "paused": true])["id"] as! String
+            // Slow enough to be running still when the pause below comes (in process, 1 MiB took
+            // no time and the pause met a completed job: 409).
+            let id = try await service.create(["url": service.testdata("/testdata/64M?rate=1M"), "paused": true])["id"] as! String
             let port = Self.port
             let own = "http://127.0.0.1:\(port)"
             for (method, path) in [("POST", "/jobs/\(id)/resume"), ("DELETE", "/jobs/\(id)"), ("POST", "/jobs")] {

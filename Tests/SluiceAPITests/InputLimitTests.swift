@@ -112,7 +112,7 @@ import NIOHTTP1
             let expected = [
                 "id", "url", "state", "filename", "bytesTotal", "bytesDone", "progress", "speed", "eta", "connections",
                 "resumable", "sha256", "path", "error", "priority", "createdAt", "updatedAt", "completedAt", "retryAt",
-                "after", "waitingFor", "limitRate", "notify", "proxy", "insecure", "node",
+                "after", "waitingFor", "heldBy", "startAt", "ignoreSchedule", "limitRate", "notify", "proxy", "insecure", "node",
             ]
             for _ in 0..<5 {
                 let body = String(decoding: try await service.request(.get, "/jobs/\(id)").body, as: UTF8.self)

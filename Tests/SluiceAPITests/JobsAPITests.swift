@@ -10,7 +10,7 @@ import SluiceAPI
     static let jobKeys: Set<String> = [
         "id", "url", "state", "filename", "bytesTotal", "bytesDone", "progress", "speed", "eta", "connections",
         "resumable", "sha256", "path", "error", "priority", "createdAt", "updatedAt", "completedAt", "retryAt",
-        "after", "waitingFor", "limitRate", "notify", "proxy", "insecure", "node",
+        "after", "waitingFor", "heldBy", "startAt", "ignoreSchedule", "limitRate", "notify", "proxy", "insecure", "node",
     ]
 
     @Test func createRunsTheDownloadToCompletion() async throws {

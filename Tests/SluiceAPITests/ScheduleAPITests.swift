@@ -145,3 +145,86 @@ final class SteppedWallClock: Sendable {
         }
     }
 }
+
+/// CONTRACT.md §7: `startAt`, `heldBy` and `ignoreSchedule`.
+@Suite struct StartAtAndHeldByTests {
+    static func text(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: date)
+    }
+
+    @Test func aJobWaitsForItsStartAtHeldAndTakingNoSlotThenStartsByItself() async throws {
+        try await withTemporaryDirectory { directory in
+            let data = directory.path + "/data"
+            let wall = SteppedWallClock(at: ScheduleAPITests.berlin(10))
+            let later = ScheduleAPITests.berlin(11)
+            let made = Mutex<String?>(nil)
+            try await RouterHarness.with(maxActive: 1, dataDirectory: data, configure: { $0.clock = wall.clock }) {
+                (service: RouterHarness) async throws in
+                let job = try await service.create(["url": service.testdata("/testdata/1M"), "startAt": Self.text(later)])
+                let id = job["id"] as! String
+                made.withLock { $0 = id }
+                #expect(job["state"] as? String == "queued")
+                #expect(job["heldBy"] as? String == "startAt")
+                #expect(job["startAt"] as? String == "2026-12-07T10:00:00Z")
+                // It takes no slot: another job runs meanwhile.
+                let other = try await service.create(["url": service.testdata("/testdata/1M?seed=2")])["id"] as! String
+                try await service.waitFor(other) { $0["state"] as? String == "completed" }
+                let held = try await service.request(.get, "/jobs?heldBy=startAt").json()["jobs"] as? [[String: Any]]
+                #expect(held?.map { $0["id"] as? String } == [id])
+                #expect((try await service.request(.get, "/jobs?heldBy=window").json()["jobs"] as? [Any])?.isEmpty == true)
+                #expect(try await service.job(id)["bytesDone"] as? Int == 0)
+            }
+            let id = try #require(made.withLock { $0 })
+            // Kept across a restart; a step of the clock past the instant starts it.
+            try await RouterHarness.with(maxActive: 1, dataDirectory: data, configure: { $0.clock = wall.clock }) {
+                (service: RouterHarness) async throws in
+                #expect(try await service.job(id)["heldBy"] as? String == "startAt")
+                wall.set(later.addingTimeInterval(1))
+                let done = try await service.waitFor(id, timeout: .seconds(10)) { $0["state"] as? String == "completed" }
+                #expect(done["heldBy"] is NSNull)
+            }
+        }
+    }
+
+    @Test func aStartAtIsChangedOrRemovedByPatchAndCheckedLikeAnyField() async throws {
+        let wall = SteppedWallClock(at: ScheduleAPITests.berlin(10))
+        try await RouterHarness.with(configure: { $0.clock = wall.clock }) { (service: RouterHarness) async throws in
+            for bad in ["tomorrow", "2026-12-07 10:00", "2026-13-01T00:00:00Z", "2026-12-07T10:00:00"] {
+                let reply = try await service.send(.post, "/jobs", ["url": service.testdata("/testdata/1K"), "startAt": bad])
+                #expect(reply.status == 400, "\(bad)")
+                #expect(reply.errorField == "startAt", "\(bad)")
+            }
+            #expect((try await service.request(.get, "/jobs").json()["jobs"] as? [Any])?.isEmpty == true)
+            // A past instant starts now.
+            let past = try await service.create(["url": service.testdata("/testdata/1K"), "startAt": "2020-01-01T00:00:00Z"])
+            try await service.waitFor(past["id"] as! String) { $0["state"] as? String == "completed" }
+            let id =
+                try await service.create(
+                    ["url": service.testdata("/testdata/1K?seed=3"), "startAt": Self.text(ScheduleAPITests.berlin(23))])["id"] as! String
+            #expect(try await service.send(.patch, "/jobs/\(id)", ["startAt": "garbage"]).errorField == "startAt")
+            let removed = try await service.send(.patch, "/jobs/\(id)", ["startAt": NSNull()])
+            #expect(removed.status == 200)
+            #expect(try removed.json()["startAt"] is NSNull)
+            try await service.waitFor(id) { $0["state"] as? String == "completed" }
+        }
+    }
+
+    @Test func aClosedWindowHoldsEveryJobButThoseThatIgnoreTheSchedule() async throws {
+        let wall = SteppedWallClock(at: ScheduleAPITests.berlin(9))
+        try await RouterHarness.with(configure: { $0.clock = wall.clock }) { (service: RouterHarness) async throws in
+            #expect(try await service.call(.put, "/schedule", json: ScheduleAPITests.workWeek).status == 200)
+            let held = try await service.create(["url": service.testdata("/testdata/1M")])
+            #expect(held["heldBy"] as? String == "window")
+            let ignoring = try await service.create(["url": service.testdata("/testdata/1M?seed=4"), "ignoreSchedule": true])
+            #expect(ignoring["ignoreSchedule"] as? Bool == true)
+            try await service.waitFor(ignoring["id"] as! String) { $0["state"] as? String == "completed" }
+            let listed = try await service.request(.get, "/jobs?heldBy=window").json()["jobs"] as? [[String: Any]]
+            #expect(listed?.map { $0["id"] as? String } == [held["id"] as? String])
+            #expect(try await service.request(.get, "/jobs?heldBy=later").errorField == "heldBy")
+            // Told to ignore the schedule, the held one goes.
+            #expect(try await service.send(.patch, "/jobs/\(held["id"] as! String)", ["ignoreSchedule": true]).status == 200)
+            try await service.waitFor(held["id"] as! String) { $0["state"] as? String == "completed" }
+        }
+    }
+}

@@ -70,6 +70,14 @@ export class Api {
         return this.request("PATCH", "queue", changes);
     }
 
+    getSchedule() {
+        return this.request("GET", "schedule");
+    }
+
+    putSchedule(schedule) {
+        return this.request("PUT", "schedule", schedule);
+    }
+
     /** Pauses every job (or those in `state`, e.g. "queued,running"). */
     pauseAll(state) {
         return this.request("POST", state ? `jobs/pause?state=${encodeURIComponent(state)}` : "jobs/pause");

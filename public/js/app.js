@@ -10,6 +10,7 @@ import { JobDialog } from "./job-dialog.js";
 import { JobRow } from "./job-row.js";
 import { JobsView, STATES } from "./jobs-view.js";
 import { QueuePanel } from "./queue-panel.js";
+import { SchedulePanel } from "./schedule-panel.js";
 import { SpeedTotal } from "./speed-total.js";
 import { TokenPrompt, TokenStore } from "./token.js";
 
@@ -39,6 +40,7 @@ const notice = $("#notice");
 const speedTotal = new SpeedTotal($("#total-speed"));
 const jobDialog = new JobDialog($("#job-dialog"), api, (job) => view.upsert(job));
 const queuePanel = new QueuePanel($("#queue-form"), $("#bulk-actions"), api, say);
+const schedulePanel = new SchedulePanel($("#schedule-panel"), api, say);
 
 // MARK: Live events
 
@@ -62,6 +64,7 @@ const stream = new EventStream("events", api, {
         // longer in them); the stream sends what was missed, or a reset and its snapshot.
         view.refreshSoon();
         queuePanel.load();
+        schedulePanel.load();
     },
     onStatus(state, detail) {
         status.show(state, detail);

@@ -140,8 +140,14 @@ export class JobRow {
     }
 }
 
-/** Why a queued job waits: for other jobs, for a slot, or until its server's retry time. */
+/** Why a queued job waits: what holds it (`heldBy`), other jobs, a slot, or its server's retry time. */
 function queuedText(job) {
+    if (job.heldBy === "startAt" && job.startAt) {
+        const at = new Date(job.startAt);
+        if (!Number.isNaN(at.getTime())) return `starts at ${at.toLocaleString([], { dateStyle: "medium", timeStyle: "short" })}`;
+    }
+    if (job.heldBy === "window") return "held: the schedule's window is closed";
+    if (job.heldBy && job.heldBy !== "dependencies") return `held: ${job.heldBy}`;
     const waiting = job.waitingFor ?? [];
     if (waiting.length === 1) return "waiting for 1 other job";
     if (waiting.length > 1) return `waiting for ${waiting.length} other jobs`;

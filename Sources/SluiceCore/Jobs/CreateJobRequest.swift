@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The body of `POST /jobs`, validated: every field checked before anything is created.
 public struct CreateJobRequest: Sendable, Equatable, Decodable {
     public var url: String
@@ -21,6 +23,10 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     /// The sub-directory of `documents/` the file goes into, relative (`music/live`); nil
     /// for `documents/` itself. `dir` of `POST /jobs`; aria2's `dir` sets it too.
     public var directory: String?
+    /// Not before this instant (RFC 3339 in the body); a past one starts now.
+    public var startAt: Date?
+    /// Not held by the schedule's closed windows.
+    public var ignoreSchedule: Bool = false
 
     /// Headers the engine sets itself; a job may not override them.
     static let reservedHeaders: Set<String> = [
@@ -30,6 +36,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case url, filename, connections, sha256, headers, priority, paused, after, limitRate, notify, proxy, insecure, dir
+        case startAt, ignoreSchedule
     }
 
     /// The fields of `POST /jobs`: any other is 400 `invalid_field` naming it, so a misspelt
@@ -67,6 +74,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         insecure = try field(Bool.self, .insecure) ?? false
         directory = try field(String.self, .dir)
         if let directory { try Self.validateDirectory(directory, field: "dir") }
+        startAt = try field(String.self, .startAt).map { try Self.instant($0, field: "startAt") }
+        ignoreSchedule = try field(Bool.self, .ignoreSchedule) ?? false
         try validate()
     }
 
@@ -106,6 +115,14 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         if let limitRate { try RateLimit.validate(limitRate, field: "limitRate") }
         if let notify { _ = try EndpointURL(notify, schemes: EndpointURL.webhookSchemes, field: "notify") }
         if let proxy { _ = try EndpointURL.proxy(proxy, field: "proxy") }
+    }
+
+    /// An RFC 3339 instant, or `invalid_field` naming `field`.
+    public static func instant(_ text: String, field: String) throws -> Date {
+        guard let date = RFC3339.date(text) else {
+            throw SluiceError(.invalidField, "\(field) must be an RFC 3339 date and time, such as 2026-12-01T02:00:00+01:00", field: field)
+        }
+        return date
     }
 
     public static func validateFilename(_ filename: String) throws {

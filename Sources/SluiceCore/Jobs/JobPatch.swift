@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The body of `PATCH /jobs/ID`: any of `url`, `headers` (null for none), `priority`, `connections`,
 /// `limitRate` (null removes it), `after`, `filename` (null goes back to the remote's
 /// name), `notify` and `proxy` (null removes them), and `keepBytes`, which makes a new `url` that does not serve the same file a
@@ -14,9 +16,13 @@ public struct JobPatch: Sendable, Equatable, Decodable {
     public var keepBytes: Bool
     public var notify: Patched<String>?
     public var proxy: Patched<String>?
+    /// Not before this instant; null removes it.
+    public var startAt: Patched<Date>?
+    public var ignoreSchedule: Bool?
 
     public static let fields: Set<String> = [
         "url", "headers", "priority", "connections", "limitRate", "after", "filename", "keepBytes", "notify", "proxy",
+        "startAt", "ignoreSchedule",
     ]
 
     /// A patch that changes nothing, for callers that set fields one by one (aria2's
@@ -42,6 +48,13 @@ public struct JobPatch: Sendable, Equatable, Decodable {
         keepBytes = try body.value(Bool.self, "keepBytes") ?? false
         notify = try body.nullable(String.self, "notify")
         proxy = try body.nullable(String.self, "proxy")
+        startAt = try body.nullable(String.self, "startAt").map { patched in
+            switch patched {
+            case .set(let text): .set(try CreateJobRequest.instant(text, field: "startAt"))
+            case .removed: .removed
+            }
+        }
+        ignoreSchedule = try body.value(Bool.self, "ignoreSchedule")
         try validate()
     }
 

@@ -75,6 +75,22 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         get { extras.node }
         set { setExtra(\.node, newValue) }
     }
+    /// Not before this instant (`startAt`): `queued`, held, until then.
+    public var startAt: Date? {
+        get { extras.startAt }
+        set { setExtra(\.startAt, newValue) }
+    }
+    /// Not held by the schedule's closed windows (`ignoreSchedule`).
+    public var ignoreSchedule: Bool {
+        get { extras.ignoreSchedule }
+        set { setExtra(\.ignoreSchedule, newValue) }
+    }
+    /// What holds a `queued` job back now (`JobHold`), as the runner last saw it; nil when
+    /// nothing does. Not stored: the runner works it out again from what is.
+    public var heldBy: JobHold? {
+        get { extras.heldBy }
+        set { setExtra(\.heldBy, newValue) }
+    }
 
     // Not in the JSON: what the job was created with.
     public var requestedFilename: String? {
@@ -123,6 +139,9 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         var expectedSHA256: String?
         var headers: [String: String] = [:]
         var directory: String?
+        var startAt: Date?
+        var ignoreSchedule = false
+        var heldBy: JobHold?
 
         func copy() -> Extras {
             let copy = Extras()
@@ -140,6 +159,9 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             copy.expectedSHA256 = expectedSHA256
             copy.headers = headers
             copy.directory = directory
+            copy.startAt = startAt
+            copy.ignoreSchedule = ignoreSchedule
+            copy.heldBy = heldBy
             return copy
         }
 
@@ -149,7 +171,8 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
                     && lhs.after == rhs.after && lhs.waitingFor == rhs.waitingFor && lhs.limitRate == rhs.limitRate
                     && lhs.notify == rhs.notify && lhs.proxy == rhs.proxy && lhs.node == rhs.node
                     && lhs.requestedFilename == rhs.requestedFilename && lhs.expectedSHA256 == rhs.expectedSHA256
-                    && lhs.headers == rhs.headers && lhs.directory == rhs.directory)
+                    && lhs.headers == rhs.headers && lhs.directory == rhs.directory && lhs.startAt == rhs.startAt
+                    && lhs.ignoreSchedule == rhs.ignoreSchedule && lhs.heldBy == rhs.heldBy)
         }
     }
 
@@ -195,7 +218,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     private enum CodingKeys: String, CodingKey {
         case id, url, state, filename, bytesTotal, bytesDone, progress, speed, eta, connections, resumable
         case sha256, path, error, priority, createdAt, updatedAt, completedAt, retryAt, after, waitingFor, limitRate
-        case notify, proxy, insecure, node
+        case notify, proxy, insecure, node, startAt, ignoreSchedule, heldBy
     }
 
     /// The job as the API shows it, keys in the order of docs/api.md, "A job".
@@ -224,6 +247,9 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             ("retryAt", JSONValue(retryAt)),
             ("after", .array(after.map { .string($0) })),
             ("waitingFor", .array(waitingFor.map { .string($0) })),
+            ("heldBy", JSONValue(heldBy?.rawValue)),
+            ("startAt", JSONValue(startAt)),
+            ("ignoreSchedule", .bool(ignoreSchedule)),
             ("limitRate", JSONValue(limitRate)),
             // Credentials in either URL are never shown (issue 13).
             ("notify", JSONValue(notify.map(EndpointURL.redact))),
@@ -261,5 +287,8 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         proxy = try container.decodeIfPresent(String.self, forKey: .proxy)
         insecure = try container.decodeIfPresent(Bool.self, forKey: .insecure) ?? false
         node = try container.decodeIfPresent(String.self, forKey: .node)
+        startAt = try container.decodeIfPresent(Date.self, forKey: .startAt)
+        ignoreSchedule = try container.decodeIfPresent(Bool.self, forKey: .ignoreSchedule) ?? false
+        heldBy = try container.decodeIfPresent(String.self, forKey: .heldBy).flatMap(JobHold.init(rawValue:))
     }
 }

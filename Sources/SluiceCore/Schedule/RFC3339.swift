@@ -2,7 +2,7 @@ public import Foundation
 
 /// An instant as RFC 3339 writes it (`2026-12-01T02:00:00+01:00`, `…Z`, a fraction of a
 /// second allowed): what `startAt` and `until` take. Strict: a `T` (or `t`, or a space as
-/// RFC 3339 §5.6 notes), two-digit fields, a zone always; years 1970 to 9999.
+/// RFC 3339 §5.6 notes), two-digit fields, a zone always; years 1 to 9999.
 public enum RFC3339 {
     public static func date(_ text: some StringProtocol) -> Date? {
         let bytes = Array(text.utf8)
@@ -19,7 +19,7 @@ public enum RFC3339 {
             let day = number(8..<10), [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(bytes[10]),
             let hour = number(11..<13), bytes[13] == UInt8(ascii: ":"), let minute = number(14..<16),
             bytes[16] == UInt8(ascii: ":"), let second = number(17..<19),
-            year >= 1970, hour < 24, minute < 60, second < 61,
+            year >= 1, hour < 24, minute < 60, second < 61,
             let date = CivilDate(year: year, month: month, day: day)
         else { return nil }
         var index = 19

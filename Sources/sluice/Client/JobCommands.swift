@@ -23,12 +23,19 @@ struct Add: AsyncParsableCommand {
     var header: [String] = []
     @Flag(help: "Add them paused.")
     var paused = false
+    @Option(help: "Start them no earlier than this RFC 3339 instant, such as 2026-12-01T02:00:00+01:00.")
+    var startAt: String?
+    @Flag(help: "Let them run while the schedule's window is closed.")
+    var ignoreSchedule = false
     @Flag(help: "Wait until each has ended, as `sluice wait` does.")
     var wait = false
     @OptionGroup var options: ClientOptions
 
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
+        if let startAt, RFC3339.date(startAt) == nil {
+            throw ValidationError("--start-at must be an RFC 3339 date and time, such as 2026-12-01T02:00:00+01:00, not \(startAt)")
+        }
         if urls.count > 1, output != nil || sha256 != nil { throw ValidationError("-o and --sha256 name one file: give one URL") }
     }
 
@@ -45,6 +52,8 @@ struct Add: AsyncParsableCommand {
                 if let priority { fields.append(("priority", JSONValue(priority))) }
                 if !headers.isEmpty { fields.append(("headers", .object(headers))) }
                 if paused { fields.append(("paused", .bool(true))) }
+                if let startAt { fields.append(("startAt", .string(startAt))) }
+                if ignoreSchedule { fields.append(("ignoreSchedule", .bool(true))) }
                 return .object(fields)
             }
             if let body = bodies.first, bodies.count == 1 {

@@ -35,8 +35,9 @@ enum JobTable {
         // Each cell escaped on its own (`TerminalText`): a name with a line break cannot
         // start a row of its own, nor one with an escape sequence rewrite the screen. No
         // speed until one is measured: a job that just started is not "0 B/s".
+        // A queued job something holds back says what (`waiting:startAt`), in one word.
         return [
-            job.id, job.state.rawValue, name(job), host(job), progress,
+            job.id, job.heldBy.map { "waiting:\($0.rawValue)" } ?? job.state.rawValue, name(job), host(job), progress,
             running && job.speed >= 1 ? ByteSize.human(Int64(min(job.speed, 1e18))) + "/s" : "-",
             running ? job.eta.map(duration) ?? "-" : "-",
         ].map { TerminalText.safe($0) }

@@ -1,0 +1,28 @@
+public import Foundation
+
+/// What holds a `queued` job back (CONTRACT.md §7, `heldBy`): one visible reason, the job
+/// taking no slot meanwhile and starting by itself when it clears.
+public enum JobHold: String, Sendable, Equatable, CaseIterable {
+    case startAt, window, quota, disk, url, storage, dependencies
+}
+
+/// The conditions of the whole queue that hold jobs back, and the rule that names one reason
+/// per job: its own `startAt` first, then the queue's (a closed window, for a job that does
+/// not ignore the schedule), and `dependencies` only when nothing else holds it.
+public struct QueueHolds: Sendable, Equatable {
+    public var windowClosed = false
+
+    public init(windowClosed: Bool = false) {
+        self.windowClosed = windowClosed
+    }
+
+    public func heldBy(_ job: JobSnapshot, now: Date) -> JobHold? {
+        guard job.state == .queued else { return nil }
+        if let startAt = job.startAt, startAt > now { return .startAt }
+        if windowClosed, !job.ignoreSchedule { return .window }
+        return job.waitingFor.isEmpty ? nil : .dependencies
+    }
+
+    /// Whether the queue's conditions let `job` start (its own are the queue plan's).
+    public func admits(_ job: JobSnapshot) -> Bool { !windowClosed || job.ignoreSchedule }
+}
