@@ -44,7 +44,7 @@ enum ClusterClaims {
         let claimed: [ClaimedJob]
         do {
             claimed = try await StoreCallBudget.$current.withValue(StoreCallBudget(node.configuration.storeBudget)) {
-                try await cluster.claim(limit: free, at: node.configuration.clock.now(), holds: node.inEffect.holds)
+                try await cluster.claim(limit: free, at: node.configuration.clock.now(), holds: node.holds)
             }
         } catch {
             node.logger.warning("cannot claim jobs: \(error)")

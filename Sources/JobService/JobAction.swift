@@ -21,6 +21,8 @@ enum JobAction<Run: RunHandle> {
     case start(JobSnapshot, claim: ClaimedJob?)
     /// The job's own rate limiter takes the job's new rate.
     case setRate(String, Int64?)
+    /// The job met a full disk: it waits for space to come back (`DiskWatch`).
+    case waitForSpace(String)
     /// A line for the log, saying why the next actions happen.
     case note(String)
     /// Cancels this run's task; its slot is `stopping` already (a checkpoint ends it).

@@ -399,8 +399,9 @@ struct JobMachine<Run: RunHandle> {
         ended.node = nil
         ended.updatedAt = now
         let tell = WebhookEvent(ending: ended.state)
-        if let lease = runs.takeLease(id) { return (ended, [], .finishRun(ended, lease: lease, tell: tell)) }
-        return (ended, [.record(ended, expected: nil, tell: tell)] + endStored(ended), nil)
+        let waits: [Action] = record.waitsForSpace ? [.waitForSpace(id)] : []
+        if let lease = runs.takeLease(id) { return (ended, waits, .finishRun(ended, lease: lease, tell: tell)) }
+        return (ended, waits + [.record(ended, expected: nil, tell: tell)] + endStored(ended), nil)
     }
 
     /// The store answered a run's end written under its lease (`StoreFirst.finishRun`):

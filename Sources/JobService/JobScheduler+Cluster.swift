@@ -65,7 +65,7 @@ extension JobScheduler {
         guard book.abandonedCreates[row.id] == nil else { return }
         // What holds it is not stored: worked out here, as for this node's own changes.
         var stored = row
-        stored.heldBy = inEffect.holds.heldBy(stored, now: configuration.clock.now())
+        stored.heldBy = holds.heldBy(stored, now: configuration.clock.now())
         guard let local = jobs[stored.id] else {
             guard stored.state.isLive else {
                 if finishedDependencies[stored.id] != nil || jobs.isWaitedFor(stored.id) {

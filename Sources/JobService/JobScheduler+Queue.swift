@@ -9,11 +9,15 @@ import Synchronization
 extension JobScheduler {
     /// `GET /queue`: the settings and how many jobs are in each state.
     public nonisolated func queue() -> QueueStatus {
-        QueueStatus(
+        let disk = diskBox.withLock { $0 }
+        var status = QueueStatus(
             settings: settingsBox.withLock { $0 }, inEffect: inEffectBox.withLock { $0 }, counts: countsByState(),
             maxConnectionsPerHost: configuration.hostConnections?.limit,
             connectionsPerHost: configuration.hostConnections?.inUse ?? [:]
         )
+        status.freeSpace = disk.available
+        status.diskLow = disk.low
+        return status
     }
 
     /// What the queue runs with, again: after a change of its own settings, of the
@@ -25,7 +29,7 @@ extension JobScheduler {
         guard updated != before else { return }
         inEffect = updated
         if updated.limitRate != before.limitRate { queueLimiter.setRate(updated.limitRate) }
-        if updated.holds != before.holds { jobs.stampHolds(updated.holds, now: configuration.clock.now()) }
+        if updated.holds != before.holds { jobs.stampHolds(holds, now: configuration.clock.now()) }
         if updated.settings != before.settings || updated.holds != before.holds {
             logger.info(
                 "the queue runs with maxActive \(updated.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")\(updated.run ? "" : ", its window closed")"
@@ -53,10 +57,10 @@ extension JobScheduler {
         // A run an edit stopped, to go on when the edit ends, keeps its slot meanwhile.
         let held = heldSlots
         let settings = inEffect.settings
-        let holds = inEffect.holds
+        let holds = self.holds
         // A closed window: what it holds goes back to the queue, its bytes kept.
         if holds.windowClosed {
-            for id in runs.runningIDs where jobs[id].map({ !holds.admits($0) }) ?? false {
+            for id in runs.runningIDs where jobs[id].map({ !$0.ignoreSchedule }) ?? false {
                 sendBack(id, reason: inEffect.windowClosedReason)
             }
         }
@@ -67,8 +71,8 @@ extension JobScheduler {
         let now = configuration.clock.now()
         let ready =
             free > 0 && !settings.paused
-            ? jobs.readyToStart(at: now, limit: holds.windowClosed ? .max : free + runs.editingIDs.count).filter {
-                !runs[$0.id].editing && (!holds.windowClosed || jobs[$0.id].map(holds.admits) == true)
+            ? jobs.readyToStart(at: now, limit: holds.holdsAny ? .max : free + runs.editingIDs.count).filter {
+                !runs[$0.id].editing && (!holds.holdsAny || jobs[$0.id].map(holds.admits) == true)
             } : []
         let actions = machine.slotsFree(
             settings: settings, running: runs.runningIDs.compactMap { candidate($0) }, held: held,
@@ -92,7 +96,7 @@ extension JobScheduler {
     func startsAtOnce(_ job: JobSnapshot) -> Bool {
         guard !isShuttingDown, schedulingHeld == 0 else { return false }
         let now = configuration.clock.now()
-        guard inEffect.holds.heldBy(job, now: now) == nil else { return false }
+        guard holds.heldBy(job, now: now) == nil else { return false }
         return machine.startsAtOnce(job, queued: jobs.countsByState()[.queued, default: 0], held: heldSlots, settings: inEffect.settings)
     }
 

@@ -126,6 +126,9 @@ extension JobScheduler {
             perform(actions)
             return true
         }
+        // What must hold before the end is seen (a wait for disk space): the store's answer
+        // shows the job, and a claim after it must not take it back.
+        perform(actions)
         return await ClusterWrites.finishRun(finishing, lease: lease, tell: tell, on: self)
     }
 }

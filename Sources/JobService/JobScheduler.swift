@@ -81,6 +81,23 @@ public actor JobScheduler {
         set { inEffectBox.withLock { $0 = newValue } }
     }
     nonisolated let inEffectBox: Mutex<QueueInEffect>
+    /// The disk's free space and the jobs waiting for more (`DiskWatch`); readable without
+    /// this actor.
+    var disk: DiskWatch {
+        get { diskBox.withLock { $0 } }
+        set { diskBox.withLock { $0 = newValue } }
+    }
+    nonisolated let diskBox = Mutex(DiskWatch())
+    /// The free space kept: `--min-free-space`, else the default for the file system seen.
+    var diskFloor: Int64 = 0
+    /// What holds queued jobs back now: the schedule's window, the disk.
+    var holds: QueueHolds {
+        var holds = inEffect.holds
+        let disk = disk
+        holds.diskLow = disk.low
+        holds.diskWaiting = Set(disk.waiting.keys)
+        return holds
+    }
     let bytesDownloaded: Counter
 
     /// Every job this node holds, readable without this actor (`JobTable`).
@@ -184,7 +201,7 @@ public actor JobScheduler {
         self.finishedDependencies = start.finishedDependencies
         if claiming.requeuesEveryRunningJobAtStart { requeuedAtStart = start.requeueRunning() }
         jobs.load(start.live)
-        jobs.stampHolds(inEffect.holds, now: configuration.clock.now())
+        jobs.stampHolds(holds, now: configuration.clock.now())
         start.live = []
         // Loading read every row once: give the memory that went back to the heap back to the
         // system, so that a restart's peak does not stay the service's size.
@@ -378,7 +395,9 @@ public actor JobScheduler {
     func record(_ job: JobSnapshot, expected: JobState?, deliveries: [WebhookDelivery]) {
         var job = job
         job.updatedAt = configuration.clock.now()
-        job.heldBy = inEffect.holds.heldBy(job, now: job.updatedAt)
+        // Started, paused or gone: no longer waiting for space.
+        if job.state != .queued, disk.waiting[job.id] != nil { disk.forget(job.id) }
+        job.heldBy = holds.heldBy(job, now: job.updatedAt)
         jobs[job.id] = job
         events.publish(.job(job))
         if expected != nil { noteControlWrite(job.id) }
@@ -393,11 +412,11 @@ public actor JobScheduler {
             case .record(let job, let expected, let tell):
                 record(job, expected: expected, deliveries: tell.map { webhooks?.deliveries(for: $0, job: job) ?? [] } ?? [])
             case .show(var job):
-                job.heldBy = inEffect.holds.heldBy(job, now: configuration.clock.now())
+                job.heldBy = holds.heldBy(job, now: configuration.clock.now())
                 jobs.insertByAge(job)
                 events.publish(.job(job))
             case .keep(var job):
-                job.heldBy = inEffect.holds.heldBy(job, now: configuration.clock.now())
+                job.heldBy = holds.heldBy(job, now: configuration.clock.now())
                 jobs[job.id] = job
             case .shownEnd(let job):
                 book.shownEnds.shown(job)
@@ -405,6 +424,12 @@ public actor JobScheduler {
                 startDownload(job, claim: claim)
             case .setRate(let id, let rate):
                 runs[id].limiter?.setRate(rate)
+            case .waitForSpace(let id):
+                // The space as it is now, after the run gave back what it could: the job waits
+                // for more than that (not for what its own partial file freed).
+                lookAtDisk()
+                disk.wait(id, floor: diskFloor)
+                logger.notice("job \(id) waits for disk space, its bytes kept")
             case .note(let line):
                 logger.info("\(line)")
             case .cancel(let run):
@@ -474,7 +499,7 @@ public actor JobScheduler {
 
     private func wake() {
         // A `startAt` passed: what holds those jobs now (the window, or nothing).
-        jobs.stampHolds(inEffect.holds, now: configuration.clock.now())
+        jobs.stampHolds(holds, now: configuration.clock.now())
         schedule()
         scheduleWakeUp()
     }

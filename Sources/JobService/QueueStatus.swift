@@ -6,6 +6,10 @@ public struct QueueStatus: Sendable, Equatable {
     public var settings: QueueSettings
     /// What the queue runs with now: its own settings under the schedule.
     public var inEffect: QueueInEffect
+    /// The cache's free space as last seen (nil before the first look), and whether it is
+    /// under the floor (nothing starts: `heldBy: "disk"`).
+    public var freeSpace: Int64?
+    public var diskLow = false
     public var counts: [JobState: Int]
     /// `--max-connections-per-host`, and the connections open to each host now.
     public var maxConnectionsPerHost: Int?
@@ -21,6 +25,8 @@ public struct QueueStatus: Sendable, Equatable {
             ("setBy", inEffect.setByJSON),
             ("next", JSONValue(inEffect.next)),
             ("overrideUntil", JSONValue(inEffect.overrideUntil)),
+            ("heldBy", diskLow ? .string(JobHold.disk.rawValue) : .null),
+            ("freeSpace", JSONValue(freeSpace)),
             ("counts", .object(JobState.allCases.map { ($0.rawValue, JSONValue(counts[$0] ?? 0)) })),
             ("maxConnectionsPerHost", maxConnectionsPerHost.map { JSONValue($0) } ?? .null),
             ("connectionsPerHost", .object(connectionsPerHost.sorted { $0.key < $1.key }.map { ($0.key, JSONValue($0.value)) })),

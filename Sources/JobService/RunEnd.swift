@@ -21,6 +21,8 @@ enum RunEnd: Equatable {
         case retryLater(delay: Duration, failures: Int)
         /// Only the store failed, not the download.
         case storeUnavailable
+        /// The disk was full (or the file did not fit above the floor kept free).
+        case noSpace(JobSnapshot.JobError)
         /// Failed for good.
         case failed(JobSnapshot.JobError)
 
@@ -33,6 +35,8 @@ enum RunEnd: Equatable {
             case .failure(is LeaseLost): self = .leaseLost
             case .failure(let later as RetryLater): self = .retryLater(delay: later.delay, failures: later.failures)
             case .failure(let error as SluiceError) where error.code == .storeUnavailable: self = .storeUnavailable
+            case .failure(let error as SluiceError) where error.code == .noSpace:
+                self = .noSpace(.init(code: error.code.rawValue, message: error.message))
             case .failure(let error):
                 let failure = error as? SluiceError ?? SluiceError(.network, "the download failed unexpectedly", cause: error)
                 self = .failed(.init(code: failure.code.rawValue, message: failure.message))
@@ -51,6 +55,8 @@ enum RunEnd: Equatable {
         var retryFailures: Int?
         /// The job's error, for a failure for good.
         var error: JobSnapshot.JobError?
+        /// It waits for disk space, its bytes kept.
+        var waitsForSpace = false
     }
 
     /// Nothing to record; the run's lease goes back to the store (a stopped run).
@@ -84,6 +90,12 @@ enum RunEnd: Equatable {
             // Back to the queue, to go on from its checkpoint once the store answers (a
             // cluster claims it again then).
             return waitsAgain(state: state, delay: storeRetryDelay, failures: nil)
+        case .noSpace:
+            // Back to the queue, its bytes kept (a download that cannot resume has freed
+            // its partial file), until space comes back; a pause meanwhile is kept.
+            var lifecycle = JobLifecycle(state: state)
+            _ = lifecycle.retryScheduled()
+            return .record(Record(state: lifecycle.state, waitsForSpace: lifecycle.state == .queued))
         case .failed(let error):
             // A user's pause (or pause and resume) while it was failing is kept; the error
             // is shown either way.

@@ -24,9 +24,11 @@ extension PostgresJobRepository {
     /// first, locked with `SKIP LOCKED` so that nodes claiming at the same moment take
     /// different jobs, then leased to this node under a new epoch.
     public func claim(limit: Int, at date: Date, holds: QueueHolds) async throws -> [ClaimedJob] {
-        guard limit > 0 else { return [] }
+        // Under the disk's floor nothing starts; jobs waiting for space are not claimed.
+        guard limit > 0, !holds.diskLow else { return [] }
         let now = date.timeIntervalSince1970
         let open = !holds.windowClosed
+        let waitingForSpace = holds.diskWaiting.sorted()
         let rows = try await connections.run(
             """
             WITH ready AS (
@@ -35,6 +37,7 @@ extension PostgresJobRepository {
                     AND (j.retry_at IS NULL OR j.retry_at <= \(now))
                     AND (j.start_at IS NULL OR j.start_at <= \(now))
                     AND (\(open) OR j.ignore_schedule)
+                    AND NOT (j.id = ANY(\(waitingForSpace)))
                     AND (j.owner IS NULL OR j.lease_expires_at < now())
                     AND NOT COALESCE((SELECT paused FROM queue_settings WHERE id = 1), false)
                     AND NOT EXISTS (

@@ -35,6 +35,8 @@ public struct SluiceService: Sendable {
     let clusterServices: [any Service]
     /// The schedule kept in effect (`ScheduleService`).
     let scheduleService: any Service
+    /// The disk's free space watched (`DiskSpaceService`).
+    let diskSpaceService: any Service
     /// A cluster node's leaving the cluster, after every other service (none alone).
     let clusterMembership: [any Service]
     /// aria2's WebSocket notifications, for every client at once.
@@ -60,7 +62,7 @@ public struct SluiceService: Sendable {
     private func services(serving: Bool) -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let running: [any Service] =
             clusterMembership + [storeHealth] + storeWriters + (serving ? [application] : []) + [downloads] + clusterServices
-            + [scheduleService]
+            + [scheduleService, diskSpaceService]
             + [aria2Notifications] + (certificateReloader.map { [$0] } ?? []) + [webhooks]
         return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
@@ -216,6 +218,7 @@ func buildService(
             downloads: DownloadService(scheduler: scheduler, client: client, logger: logger),
             storeHealth: storeHealth, webhooks: webhooks, storeWriters: scheduler.storeWriters,
             clusterServices: scheduler.clusterServices, scheduleService: scheduler.scheduleService,
+            diskSpaceService: scheduler.diskSpaceService,
             clusterMembership: scheduler.clusterMembership,
             aria2Notifications: aria2.notifications,
             certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },

@@ -6,6 +6,15 @@ public struct FileSystemSpace: Equatable, Sendable {
     public var availableBlocks: UInt64
 
     /// The file system of an open file (`fstatvfs`); nil with `errno` set when it fails.
+    /// The file system holding `path` (`statvfs`); nil with `errno` set when it fails.
+    public init?(path: String) {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        blockSize = UInt64(info.f_frsize)
+        totalBlocks = UInt64(info.f_blocks)
+        availableBlocks = UInt64(info.f_bavail)
+    }
+
     public init?(descriptor: Int32) {
         var info = statvfs()
         guard fstatvfs(descriptor, &info) == 0 else { return nil }

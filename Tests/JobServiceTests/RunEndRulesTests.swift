@@ -40,6 +40,19 @@ import Testing
         #expect(RunEnd.decide(outcome, state: state) == expected)
     }
 
+    static let full = JobSnapshot.JobError(code: "no_space", message: "no space left on device")
+
+    /// CONTRACT.md §4: a full disk is a wait, its bytes kept, never a failure.
+    @Test(arguments: [
+        (RunEnd.Outcome.noSpace(full), JobState.running, RunEnd.record(Record(state: .queued, waitsForSpace: true))),
+        (.noSpace(full), .paused, .record(Record(state: .paused))),
+        (.noSpace(full), .completed, .alreadyFinished),
+    ])
+    func aFullDiskIsAWait(outcome: RunEnd.Outcome, state: JobState, expected: RunEnd) {
+        #expect(RunEnd.decide(outcome, state: state) == expected)
+        #expect(RunEnd.Outcome(.failure(SluiceError(.noSpace, "no space left on device"))) == .noSpace(Self.full))
+    }
+
     /// The task's result, classified: an unexpected error is a network failure with a fixed
     /// message, never the error's own words.
     @Test func outcomesAreClassified() {

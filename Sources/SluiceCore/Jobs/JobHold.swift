@@ -8,21 +8,33 @@ public enum JobHold: String, Sendable, Equatable, CaseIterable {
 
 /// The conditions of the whole queue that hold jobs back, and the rule that names one reason
 /// per job: its own `startAt` first, then the queue's (a closed window, for a job that does
-/// not ignore the schedule), and `dependencies` only when nothing else holds it.
+/// not ignore the schedule; a full disk), and `dependencies` only when nothing else holds it.
 public struct QueueHolds: Sendable, Equatable {
     public var windowClosed = false
+    /// The free space is under the floor: nothing starts.
+    public var diskLow = false
+    /// Jobs that met a full disk, waiting for space to come back (`DiskWatch`).
+    public var diskWaiting: Set<String> = []
 
-    public init(windowClosed: Bool = false) {
+    public init(windowClosed: Bool = false, diskLow: Bool = false, diskWaiting: Set<String> = []) {
         self.windowClosed = windowClosed
+        self.diskLow = diskLow
+        self.diskWaiting = diskWaiting
     }
 
     public func heldBy(_ job: JobSnapshot, now: Date) -> JobHold? {
         guard job.state == .queued else { return nil }
         if let startAt = job.startAt, startAt > now { return .startAt }
+        if diskLow || diskWaiting.contains(job.id) { return .disk }
         if windowClosed, !job.ignoreSchedule { return .window }
         return job.waitingFor.isEmpty ? nil : .dependencies
     }
 
     /// Whether the queue's conditions let `job` start (its own are the queue plan's).
-    public func admits(_ job: JobSnapshot) -> Bool { !windowClosed || job.ignoreSchedule }
+    public func admits(_ job: JobSnapshot) -> Bool {
+        !diskLow && !diskWaiting.contains(job.id) && (!windowClosed || job.ignoreSchedule)
+    }
+
+    /// Whether anything of the queue's holds a job that is ready by its own fields.
+    public var holdsAny: Bool { windowClosed || diskLow || !diskWaiting.isEmpty }
 }
