@@ -39,6 +39,9 @@ public protocol JobRepository: Sendable {
     /// The schedule (`PUT /schedule`) as its JSON text, nil before the first is stored.
     func scheduleText() async throws -> String?
     func saveScheduleText(_ text: String) async throws
+    /// The quotas and the bytes counted against them (`QuotaLedger.stored`), nil before any.
+    func quotaText() async throws -> String?
+    func saveQuotaText(_ text: String) async throws
     func update(_ job: JobSnapshot) async throws
     /// Several jobs' changes, and the webhook deliveries that tell of them, in one
     /// transaction (`JobWrites` batches what the service decided).

@@ -17,6 +17,7 @@ extension JobScheduler {
         )
         status.freeSpace = disk.available
         status.diskLow = disk.low
+        status.quota = quotaBox.withLock { $0 }
         return status
     }
 
@@ -42,6 +43,13 @@ extension JobScheduler {
     /// it changed. Returns when it next changes.
     func evaluateSchedule(at now: Date) -> Date? {
         if timetable.evaluate(at: now) || inEffect.next != timetable.next { applyInEffect() }
+        // A new day or month: a reached quota holds no more.
+        let wasReached = quota.reached
+        if quota.roll(to: Int64(now.timeIntervalSince1970.rounded(.down)), zone: timetable.schedule.zone), wasReached, !quota.reached {
+            logger.notice("a new period: the download quota holds no more")
+            jobs.stampHolds(holds, now: now)
+            schedule()
+        }
         // A job's `startAt` (or `Retry-After`) reached by a step of the wall clock, which the
         // wake-up's sleep does not see.
         if let due = jobs.earliestRetry, due <= now { wakeNow() }
@@ -58,6 +66,10 @@ extension JobScheduler {
         let held = heldSlots
         let settings = inEffect.settings
         let holds = self.holds
+        // A quota reached: every run goes back to the queue, its bytes kept, until the period ends.
+        if holds.quotaReached {
+            for id in runs.runningIDs { sendBack(id, reason: "a download quota is reached") }
+        }
         // A closed window: what it holds goes back to the queue, its bytes kept.
         if holds.windowClosed {
             for id in runs.runningIDs where jobs[id].map({ !$0.ignoreSchedule }) ?? false {

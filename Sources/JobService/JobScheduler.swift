@@ -90,12 +90,21 @@ public actor JobScheduler {
     nonisolated let diskBox = Mutex(DiskWatch())
     /// The free space kept: `--min-free-space`, else the default for the file system seen.
     var diskFloor: Int64 = 0
+    /// The quotas and the bytes counted against them (`QuotaLedger`); readable without this
+    /// actor. `quotaCounted` marks counts not stored yet.
+    var quota: QuotaLedger {
+        get { quotaBox.withLock { $0 } }
+        set { quotaBox.withLock { $0 = newValue } }
+    }
+    nonisolated let quotaBox = Mutex(QuotaLedger())
+    var quotaUnsaved = false
     /// What holds queued jobs back now: the schedule's window, the disk.
     var holds: QueueHolds {
         var holds = inEffect.holds
         let disk = disk
         holds.diskLow = disk.low
         holds.diskWaiting = Set(disk.waiting.keys)
+        holds.quotaReached = quota.reached
         return holds
     }
     let bytesDownloaded: Counter
@@ -200,6 +209,7 @@ public actor JobScheduler {
         jobs.setStoredOnly(start.finishedCounts)
         self.finishedDependencies = start.finishedDependencies
         if claiming.requeuesEveryRunningJobAtStart { requeuedAtStart = start.requeueRunning() }
+        if let ledger = start.quota { quotaBox.withLock { $0 = ledger } }
         jobs.load(start.live)
         jobs.stampHolds(holds, now: configuration.clock.now())
         start.live = []

@@ -18,6 +18,7 @@ enum QueueCommand {
             if !node.queueUpdateWaiters.isEmpty { node.queueUpdateWaiters.removeFirst().resume() }
         }
         let before = node.inEffect
+        if let quota = patch.quota { try await node.updateQuota(quota) }
         let updated = patch.applied(to: node.settings)
         if updated != node.settings {
             node.book.writeCount += 1

@@ -10,6 +10,8 @@ public struct QueueStatus: Sendable, Equatable {
     /// under the floor (nothing starts: `heldBy: "disk"`).
     public var freeSpace: Int64?
     public var diskLow = false
+    /// The quotas and their counts.
+    public var quota = QuotaLedger()
     public var counts: [JobState: Int]
     /// `--max-connections-per-host`, and the connections open to each host now.
     public var maxConnectionsPerHost: Int?
@@ -25,8 +27,9 @@ public struct QueueStatus: Sendable, Equatable {
             ("setBy", inEffect.setByJSON),
             ("next", JSONValue(inEffect.next)),
             ("overrideUntil", JSONValue(inEffect.overrideUntil)),
-            ("heldBy", diskLow ? .string(JobHold.disk.rawValue) : .null),
+            ("heldBy", diskLow ? .string(JobHold.disk.rawValue) : quota.reached ? .string(JobHold.quota.rawValue) : .null),
             ("freeSpace", JSONValue(freeSpace)),
+            ("quota", quota.json),
             ("counts", .object(JobState.allCases.map { ($0.rawValue, JSONValue(counts[$0] ?? 0)) })),
             ("maxConnectionsPerHost", maxConnectionsPerHost.map { JSONValue($0) } ?? .null),
             ("connectionsPerHost", .object(connectionsPerHost.sorted { $0.key < $1.key }.map { ($0.key, JSONValue($0.value)) })),

@@ -34,6 +34,7 @@ public struct ScheduleService: Service, CustomStringConvertible {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: reload)
                         await node.reloadSchedule()
+                        await node.saveQuotaCounts()
                     }
                 }
             }

@@ -8,6 +8,8 @@ struct StoredStart {
     var settings: QueueSettings?
     /// The schedule (`PUT /schedule`), nil for none stored.
     var schedule: Schedule?
+    /// The quotas and their counts, nil for none stored.
+    var quota: QuotaLedger?
     /// How many of its own jobs a cluster node took back (left running by its previous
     /// process; the others' are theirs, or the rescuer's).
     var recovered: Int
@@ -23,6 +25,10 @@ struct StoredStart {
             guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { return nil }
             return try? Schedule(json: json)
         }
+        let quota = try await repository.quotaText().flatMap { text -> QuotaLedger? in
+            guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { return nil }
+            return QuotaLedger(stored: json)
+        }
         let recovered = try await cluster?.recoverOwnJobs() ?? []
         let live = try await repository.liveJobs()
         var counts = try await repository.countsByState()
@@ -33,7 +39,7 @@ struct StoredStart {
             if let state = try await repository.job(id: dependency)?.state { finishedDependencies[dependency] = state }
         }
         return StoredStart(
-            settings: settings, schedule: schedule, recovered: recovered.count, live: live, finishedCounts: counts,
+            settings: settings, schedule: schedule, quota: quota, recovered: recovered.count, live: live, finishedCounts: counts,
             finishedDependencies: finishedDependencies)
     }
 

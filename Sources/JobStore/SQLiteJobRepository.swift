@@ -156,6 +156,9 @@ public final class SQLiteJobRepository: JobRepository {
                     ALTER TABLE job ADD COLUMN ignoreSchedule BOOLEAN NOT NULL DEFAULT 0;
                     """)
         }
+        migrator.registerMigration("v13: quotas") { db in
+            try db.execute(sql: "CREATE TABLE quota (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL)")
+        }
         return migrator
     }
 
@@ -363,6 +366,14 @@ public final class SQLiteJobRepository: JobRepository {
         try await write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO schedule (id, body) VALUES (1, ?)", arguments: [text])
         }
+    }
+
+    public func quotaText() async throws -> String? {
+        try await read { db in try String.fetchOne(db, sql: "SELECT body FROM quota WHERE id = 1") }
+    }
+
+    public func saveQuotaText(_ text: String) async throws {
+        try await write { db in try db.execute(sql: "INSERT OR REPLACE INTO quota (id, body) VALUES (1, ?)", arguments: [text]) }
     }
 
     public func checkpoint(id: String) async throws -> DownloadCheckpoint? {

@@ -25,7 +25,7 @@ extension PostgresJobRepository {
     /// different jobs, then leased to this node under a new epoch.
     public func claim(limit: Int, at date: Date, holds: QueueHolds) async throws -> [ClaimedJob] {
         // Under the disk's floor nothing starts; jobs waiting for space are not claimed.
-        guard limit > 0, !holds.diskLow else { return [] }
+        guard limit > 0, !holds.diskLow, !holds.quotaReached else { return [] }
         let now = date.timeIntervalSince1970
         let open = !holds.windowClosed
         let waitingForSpace = holds.diskWaiting.sorted()

@@ -278,6 +278,15 @@ public final class PostgresJobRepository: ClusterStore {
         try await connections.run("SELECT body FROM schedule WHERE id = 1").rows.first.map { try $0.decode(String.self) }
     }
 
+    public func quotaText() async throws -> String? {
+        try await connections.run("SELECT body FROM quota WHERE id = 1").rows.first.map { try $0.decode(String.self) }
+    }
+
+    public func saveQuotaText(_ text: String) async throws {
+        _ = try await connections.run(
+            "INSERT INTO quota (id, body) VALUES (1, \(text)) ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body")
+    }
+
     public func saveScheduleText(_ text: String) async throws {
         _ = try await connections.run(
             "INSERT INTO schedule (id, body) VALUES (1, \(text)) ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body")

@@ -250,6 +250,9 @@ enum PostgresSchema {
                 "ALTER TABLE job ADD COLUMN start_at double precision",
                 "ALTER TABLE job ADD COLUMN ignore_schedule boolean NOT NULL DEFAULT false",
             ]),
+        Migration(
+            version: 12, name: "quotas",
+            statements: ["CREATE TABLE quota (id integer PRIMARY KEY CHECK (id = 1), body text NOT NULL)"]),
     ]
 
     /// Applies what is missing; returns the versions applied.

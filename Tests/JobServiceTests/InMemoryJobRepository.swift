@@ -14,6 +14,7 @@ final class InMemoryJobRepository: JobRepository {
         var keys: [String: (id: String, at: Date, request: String?)] = [:]
         var settings: QueueSettings?
         var schedule: String?
+        var quota: String?
         var deliveries: [WebhookDelivery] = []
         var calls: [String: Int] = [:]
     }
@@ -129,6 +130,8 @@ final class InMemoryJobRepository: JobRepository {
     func saveQueueSettings(_ settings: QueueSettings) async throws { try await call("saveQueueSettings") { $0.settings = settings } }
     func scheduleText() async throws -> String? { try await call("scheduleText") { $0.schedule } }
     func saveScheduleText(_ text: String) async throws { try await call("saveScheduleText") { $0.schedule = text } }
+    func quotaText() async throws -> String? { try await call("quotaText") { $0.quota } }
+    func saveQuotaText(_ text: String) async throws { try await call("saveQuotaText") { $0.quota = text } }
 
     func update(_ job: JobSnapshot) async throws {
         try await call("update") { storage in

@@ -168,7 +168,7 @@ final class SteppedWallClock: Sendable {
                 #expect(job["heldBy"] as? String == "startAt")
                 #expect(job["startAt"] as? String == "2026-12-07T10:00:00Z")
                 // It takes no slot: another job runs meanwhile.
-                let other = try await service.create(["url": service.testdata("/testdata/1M?seed=2")])["id"] as! String
+                let other = try await service.create(["url": service.testdata("/testdata/256K?seed=2")])["id"] as! String
                 try await service.waitFor(other) { $0["state"] as? String == "completed" }
                 let held = try await service.request(.get, "/jobs?heldBy=startAt").json()["jobs"] as? [[String: Any]]
                 #expect(held?.map { $0["id"] as? String } == [id])
@@ -225,6 +225,43 @@ final class SteppedWallClock: Sendable {
             // Told to ignore the schedule, the held one goes.
             #expect(try await service.send(.patch, "/jobs/\(held["id"] as! String)", ["ignoreSchedule": true]).status == 200)
             try await service.waitFor(held["id"] as! String) { $0["state"] as? String == "completed" }
+        }
+    }
+}
+
+/// CONTRACT.md §7, "Quotas".
+@Suite struct QuotaAPITests {
+    @Test func atTheDaysQuotaRunningJobsWaitWithTheirBytesUntilTheNextDay() async throws {
+        let wall = SteppedWallClock(at: ScheduleAPITests.berlin(20))
+        try await RouterHarness.with(configure: { $0.clock = wall.clock }) { (service: RouterHarness) async throws in
+            let set = try await service.send(.patch, "/queue", ["quota": ["day": 2 << 20]])
+            #expect(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
+            // 3 MiB under 2 MiB a day: it waits at 2 MiB, and finishes the next day.
+            let id = try await service.create(["url": service.testdata("/testdata/3M?rate=4M")])["id"] as! String
+            let held = try await service.waitFor(id) { $0["heldBy"] as? String == "quota" }
+            #expect(held["state"] as? String == "queued")
+            let queue = try await service.request(.get, "/queue").json()
+            #expect(queue["heldBy"] as? String == "quota")
+            let quota = try #require(queue["quota"] as? [String: Any])
+            let used = try #require((quota["used"] as? [String: Any])?["day"] as? Int)
+            #expect(used >= 2 << 20)
+            #expect((quota["remaining"] as? [String: Any])?["day"] as? Int == 0)
+            // What was in flight when it held: the quota's accuracy for one job at 4 MiB/s.
+            #expect(used - (2 << 20) <= 1 << 20, "\(used - (2 << 20)) bytes past the quota")
+            let kept = try await service.job(id)["bytesDone"] as? Int ?? 0
+            #expect(kept >= 2 << 20)
+            // A new job waits too; the next day (Berlin's midnight, the schedule's zone) both go on.
+            let other = try await service.create(["url": service.testdata("/testdata/256K?seed=2")])
+            #expect(other["heldBy"] as? String == "quota")
+            #expect(try await service.call(.put, "/schedule", json: #"{"timeZone":"Europe/Berlin","rules":[]}"#).status == 200)
+            wall.set(ScheduleAPITests.berlin(0, 0, 1, day: 8))
+            let done = try await service.waitFor(id, timeout: .seconds(20)) { $0["state"] as? String == "completed" }
+            #expect(done["sha256"] as? String == ServiceHarness.expectedSHA256(size: 3 << 20), "\(done)")
+            try await service.waitFor(other["id"] as! String) { $0["state"] as? String == "completed" }
+            // A bad quota changes nothing.
+            #expect(try await service.send(.patch, "/queue", ["quota": ["day": -1]]).errorField == "quota.day")
+            let after = try await service.request(.get, "/queue").json()["quota"] as? [String: Any]
+            #expect(after?["day"] as? Int == 2 << 20)
         }
     }
 }

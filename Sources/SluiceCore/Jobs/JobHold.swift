@@ -15,26 +15,30 @@ public struct QueueHolds: Sendable, Equatable {
     public var diskLow = false
     /// Jobs that met a full disk, waiting for space to come back (`DiskWatch`).
     public var diskWaiting: Set<String> = []
+    /// A quota (a day's, a month's) is reached: nothing runs until the period ends.
+    public var quotaReached = false
 
-    public init(windowClosed: Bool = false, diskLow: Bool = false, diskWaiting: Set<String> = []) {
+    public init(windowClosed: Bool = false, diskLow: Bool = false, diskWaiting: Set<String> = [], quotaReached: Bool = false) {
         self.windowClosed = windowClosed
         self.diskLow = diskLow
         self.diskWaiting = diskWaiting
+        self.quotaReached = quotaReached
     }
 
     public func heldBy(_ job: JobSnapshot, now: Date) -> JobHold? {
         guard job.state == .queued else { return nil }
         if let startAt = job.startAt, startAt > now { return .startAt }
         if diskLow || diskWaiting.contains(job.id) { return .disk }
+        if quotaReached { return .quota }
         if windowClosed, !job.ignoreSchedule { return .window }
         return job.waitingFor.isEmpty ? nil : .dependencies
     }
 
     /// Whether the queue's conditions let `job` start (its own are the queue plan's).
     public func admits(_ job: JobSnapshot) -> Bool {
-        !diskLow && !diskWaiting.contains(job.id) && (!windowClosed || job.ignoreSchedule)
+        !diskLow && !quotaReached && !diskWaiting.contains(job.id) && (!windowClosed || job.ignoreSchedule)
     }
 
     /// Whether anything of the queue's holds a job that is ready by its own fields.
-    public var holdsAny: Bool { windowClosed || diskLow || !diskWaiting.isEmpty }
+    public var holdsAny: Bool { windowClosed || diskLow || quotaReached || !diskWaiting.isEmpty }
 }

@@ -28,16 +28,20 @@ public struct QueueSettingsPatch: Sendable, Equatable, Decodable {
     public var maxActive: Int?
     public var limitRate: Patched<Int64>?
     public var until: Date?
+    /// `quota`: `day`, `month` (bytes, null for none), `monthStartsOn` (checked here, applied
+    /// over the quota in effect).
+    public var quota: JSONValue?
 
-    public init(paused: Bool? = nil, maxActive: Int? = nil, limitRate: Patched<Int64>? = nil, until: Date? = nil) {
+    public init(paused: Bool? = nil, maxActive: Int? = nil, limitRate: Patched<Int64>? = nil, until: Date? = nil, quota: JSONValue? = nil) {
         self.paused = paused
         self.maxActive = maxActive
         self.limitRate = limitRate
         self.until = until
+        self.quota = quota
     }
 
     public init(from decoder: any Decoder) throws {
-        let body = try PatchBody(decoder, allowed: ["paused", "maxActive", "limitRate", "until"])
+        let body = try PatchBody(decoder, allowed: ["paused", "maxActive", "limitRate", "until", "quota"])
         paused = try body.value(Bool.self, "paused")
         maxActive = try body.value(Int.self, "maxActive")
         limitRate = try body.nullable(Int64.self, "limitRate")
@@ -47,6 +51,10 @@ public struct QueueSettingsPatch: Sendable, Equatable, Decodable {
                     .invalidField, "until must be an RFC 3339 date and time, such as 2026-12-01T02:00:00+01:00", field: "until")
             }
             until = date
+        }
+        if let quota = try body.value(JSONValue.self, "quota") {
+            _ = try QuotaSettings(json: quota, over: .none)
+            self.quota = quota
         }
         try validate()
     }
