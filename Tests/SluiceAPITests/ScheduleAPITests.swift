@@ -265,3 +265,55 @@ final class SteppedWallClock: Sendable {
         }
     }
 }
+
+/// bench/RESULTS.md's boundary delay and quota accuracy: run with SLUICE_BENCH=1 (in process,
+/// a stepped wall clock; it prints).
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["SLUICE_BENCH"] == "1")) struct ScheduleBenchTests {
+    /// 20 boundaries a minute apart, each limiting the rate to another value: the wall clock is
+    /// set 0.3 s before each, and the delay is from the boundary to the `/queue` that shows it.
+    @Test func twentyBoundaries() async throws {
+        let start = ScheduleAPITests.berlin(9)
+        let wall = SteppedWallClock(at: start)
+        let rules = (0..<20).map { minute in
+            #"{"days":"*","from":"09:\#(String(format: "%02d", minute + 1))","to":"09:\#(String(format: "%02d", minute + 2))","limitRate":\#((minute + 1) << 20)}"#
+        }
+        try await RouterHarness.with(configure: { $0.clock = wall.clock }) { (service: RouterHarness) async throws in
+            let body = #"{"timeZone":"Europe/Berlin","rules":[\#(rules.joined(separator: ","))]}"#
+            #expect(try await service.call(.put, "/schedule", json: body).status == 200)
+            var delays: [Double] = []
+            for minute in 0..<20 {
+                let boundary = start.addingTimeInterval(Double(minute + 1) * 60)
+                wall.set(boundary.addingTimeInterval(-0.3))
+                let set = ContinuousClock.now
+                try await service.eventually("boundary \(minute)", timeout: .seconds(5)) {
+                    try await service.request(.get, "/queue").json()["limitRate"] as? Int == (minute + 1) << 20
+                }
+                delays.append(max(0, (ContinuousClock.now - set) / .seconds(1) - 0.3))
+            }
+            print(
+                String(format: "20 boundaries: delay after the boundary max %.3f s, median %.3f s", delays.max() ?? 0, delays.sorted()[10]))
+            #expect(delays.max() ?? 0 < 1.0)
+        }
+    }
+
+    /// Four jobs at 4 MiB/s each under a 16 MiB day quota: what they fetched past it.
+    @Test func quotaAccuracy() async throws {
+        let wall = SteppedWallClock(at: ScheduleAPITests.berlin(20))
+        try await RouterHarness.with(maxActive: 4, configure: { $0.clock = wall.clock }) { (service: RouterHarness) async throws in
+            #expect(try await service.send(.patch, "/queue", ["quota": ["day": 16 << 20]]).status == 200)
+            var ids: [String] = []
+            for seed in 1...4 {
+                ids.append(try await service.create(["url": service.testdata("/testdata/64M?rate=4M&seed=\(seed)")])["id"] as! String)
+            }
+            for id in ids { try await service.waitFor(id) { $0["heldBy"] as? String == "quota" } }
+            let quota = try await service.request(.get, "/queue").json()["quota"] as? [String: Any]
+            let used = (quota?["used"] as? [String: Any])?["day"] as? Int ?? 0
+            var done = 0
+            for id in ids { done += try await service.job(id)["bytesDone"] as? Int ?? 0 }
+            print(
+                "quota 16 MiB, 4 jobs at 4 MiB/s: used \(used - (16 << 20)) bytes past it (\((used - (16 << 20)) / 4) a job); on disk \(done - (16 << 20)) past it"
+            )
+            #expect(used >= 16 << 20)
+        }
+    }
+}
