@@ -175,6 +175,24 @@ import Testing
         }
     }
 
+    /// An instant far in the past (a `startAt` in year 236) reads back as RFC 3339 writes it.
+    @Test func instantsOfEveryYearRoundTripAsRFC3339() throws {
+        for text in [
+            "0236-10-07T15:09:38Z", "0080-05-26T18:34:04Z", "0001-01-01T00:00:00Z", "2026-12-07T10:00:00Z", "9999-12-31T23:59:59Z",
+        ] {
+            let date = try #require(RFC3339.date(text))
+            #expect(JSONValue(date).stringValue == text)
+        }
+        #expect(RFC3339.date("2026-12-07T10:00:00+01:00") == RFC3339.date("2026-12-07T09:00:00Z"))
+        #expect(RFC3339.date("2026-12-07T10:00:00.250Z")!.timeIntervalSince1970.truncatingRemainder(dividingBy: 1) == 0.25)
+        for bad in [
+            "236-10-07T15:09:38Z", "2026-12-07", "2026-12-07T10:00:00", "2026-02-30T00:00:00Z", "2026-12-07T24:00:00Z",
+            "0000-01-01T00:00:00Z",
+        ] {
+            #expect(RFC3339.date(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func rcloneTimetablesBecomeRulesThatHoldUntilTheNextEntry() throws {
         let evaluator = ScheduleEvaluator(
             Schedule(timeZone: "UTC", rules: try RcloneTimetable.rules("Mon-08:00,512K 12:00,10M Sat-00:00,off")))

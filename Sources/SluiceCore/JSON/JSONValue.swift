@@ -97,6 +97,10 @@ extension JSONValue {
         let second = seconds - days * 86_400
         let (year, month, day) = HTTPDate.civil(fromDays: days)
         func two(_ value: some BinaryInteger) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        self = .string("\(year)-\(two(month))-\(two(day))T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))Z")
+        // RFC 3339 years have four digits: a `startAt` in year 236 is `0236-…` (it was `236-…`,
+        // which no date-time parser reads; schemathesis found it).
+        let digits = String(year)
+        let fourDigits = year >= 0 && digits.count < 4 ? String(repeating: "0", count: 4 - digits.count) + digits : digits
+        self = .string("\(fourDigits)-\(two(month))-\(two(day))T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))Z")
     }
 }

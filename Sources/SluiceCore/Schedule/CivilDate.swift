@@ -9,25 +9,12 @@ public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible
     /// Nil for a month or day that does not exist.
     public init?(year: Int, month: Int, day: Int) {
         guard (1...12).contains(month), (1...Self.daysIn(month: month, year: year)).contains(day) else { return nil }
-        // Days from the civil date (H. Hinnant's algorithm, years starting in March).
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        dayNumber = era * 146_097 + dayOfEra - 719_468
+        dayNumber = Int(HTTPDate.daysFromCivil(year: year, month: month, day: day))
     }
 
     public var parts: (year: Int, month: Int, day: Int) {
-        let z = dayNumber + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        let (year, month, day) = HTTPDate.civil(fromDays: Int64(dayNumber))
+        return (Int(year), month, day)
     }
 
     public var weekday: Weekday {

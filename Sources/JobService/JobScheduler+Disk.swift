@@ -4,28 +4,17 @@ public import ServiceLifecycle
 import SluiceCore
 import SluiceSystem
 
-/// Looks at the cache's file system every second (CONTRACT.md §4, §7 "Disk"): under the
-/// floor kept free the queue starts nothing, and the jobs that met a full disk go on by
-/// themselves once space comes back (`DiskWatch`).
-public struct DiskSpaceService: Service, CustomStringConvertible {
-    public var description: String { "DiskSpaceService" }
-    let node: JobScheduler
-    let directory: String
-    var interval: Duration = .seconds(1)
-
-    public func run() async throws {
-        await cancelWhenGracefulShutdown { [self] in
-            while !Task.isCancelled {
-                if let fileSystem = JobScheduler.fileSystem(of: directory) { await node.observeDisk(fileSystem) }
-                try? await Task.sleep(for: interval)
-            }
+extension JobScheduler {
+    /// Looks at the cache's file system every second (CONTRACT.md §4, §7 "Disk"): under the
+    /// floor kept free the queue starts nothing, and the jobs that met a full disk go on by
+    /// themselves once space comes back (`DiskWatch`).
+    public nonisolated var diskSpaceService: any Service {
+        let directory = configuration.cacheDirectory
+        return RepeatingWork(description: "DiskSpaceService", interval: .seconds(1), waitsFirst: false) { [weak self] in
+            guard let self, let fileSystem = JobScheduler.fileSystem(of: directory) else { return }
+            await self.observeDisk(fileSystem)
         }
     }
-}
-
-extension JobScheduler {
-    /// The disk service for the group, on the cache's file system.
-    public nonisolated var diskSpaceService: any Service { DiskSpaceService(node: self, directory: configuration.cacheDirectory) }
 
     static func fileSystem(of directory: String) -> SpaceReservation.FileSystem? {
         FileSystemSpace(path: directory).map {
