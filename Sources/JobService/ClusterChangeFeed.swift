@@ -101,7 +101,7 @@ struct ClusterChangeFeed: Service, CustomStringConvertible {
         }
         if let stored = read.settings(changes.settings, current: node.settings, settingsWritten: node.book.settingsWritten) {
             node.settings = stored
-            node.applyInEffect()
+            ScheduleCommand.applyInEffect(on: node)
         }
         // What this read's rows let go, its counts have (one snapshot); rows read again on
         // their own come from another.

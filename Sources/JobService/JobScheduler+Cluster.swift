@@ -146,6 +146,11 @@ extension JobScheduler {
         return ClusterServices.make(for: self, cluster: cluster, progress: progress)
     }
 
+    /// The disk's watch (`DiskSpace`) and the schedule's ticks (`ScheduleService`), for the group.
+    public nonisolated var queueServices: [any Service] {
+        [ScheduleService(node: self, clock: configuration.clock), DiskSpace.service(for: self)]
+    }
+
     /// A cluster node's membership (`ClusterMembership`), first in the group so that it stops
     /// last: none for a single node.
     public nonisolated var clusterMembership: [any Service] { cluster == nil ? [] : [ClusterMembership(scheduler: self)] }

@@ -21,41 +21,6 @@ extension JobScheduler {
         return status
     }
 
-    /// What the queue runs with, again: after a change of its own settings, of the
-    /// schedule's state or of an override. A new rate applies to running downloads at once;
-    /// fewer slots send jobs back, more start them.
-    func applyInEffect() {
-        let updated = timetable.inEffect(own: settings, at: configuration.clock.now())
-        let before = inEffect
-        guard updated != before else { return }
-        inEffect = updated
-        if updated.limitRate != before.limitRate { queueLimiter.setRate(updated.limitRate) }
-        if updated.holds != before.holds { jobs.stampHolds(holds, now: configuration.clock.now()) }
-        if updated.settings != before.settings || updated.holds != before.holds {
-            logger.info(
-                "the queue runs with maxActive \(updated.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")\(updated.run ? "" : ", its window closed")"
-            )
-            schedule()
-        }
-    }
-
-    /// The schedule evaluated at `now` (`ScheduleService`'s tick): what it sets applies when
-    /// it changed. Returns when it next changes.
-    func evaluateSchedule(at now: Date) -> Date? {
-        if timetable.evaluate(at: now) || inEffect.next != timetable.next { applyInEffect() }
-        // A new day or month: a reached quota holds no more.
-        let wasReached = quota.reached
-        if quota.roll(to: Int64(now.timeIntervalSince1970.rounded(.down)), zone: timetable.schedule.zone), wasReached, !quota.reached {
-            logger.notice("a new period: the download quota holds no more")
-            jobs.stampHolds(holds, now: now)
-            schedule()
-        }
-        // A job's `startAt` (or `Retry-After`) reached by a step of the wall clock, which the
-        // wake-up's sleep does not see.
-        if let due = jobs.earliestRetry, due <= now { wakeNow() }
-        return timetable.next
-    }
-
     /// Starts queued jobs that are ready (dependencies complete, no `Retry-After` pending),
     /// highest priority then oldest first, while slots are free and the queue is not
     /// paused; sends running jobs over `maxActive` back.

@@ -79,7 +79,7 @@ extension JobScheduler {
         // At most one progress event per job every 250 ms, in real time (`JobMachine`).
         if take == .publish { events.publish(.job(job)) }
         // Last: a quota reached here sends the job back, which must not be overwritten.
-        if delta > 0 { countAgainstQuota(delta) }
+        if delta > 0 { QuotaCommand.count(delta, on: self) }
     }
 
     func finished(id: String, generation: Int, _ outcome: Outcome) async {
@@ -124,7 +124,7 @@ extension JobScheduler {
             bytesDownloaded.increment(by: endedJob.bytesDone - job.bytesDone)
         }
         // What the run fetched after its last progress report (a stop's tail) counts too.
-        if endedJob.bytesDone > job.bytesDone { countAgainstQuota(endedJob.bytesDone - job.bytesDone) }
+        if endedJob.bytesDone > job.bytesDone { QuotaCommand.count(endedJob.bytesDone - job.bytesDone, on: self) }
         // Recorded behind at once, unless the machine says to write it under a lease first.
         guard case .finishRun(let finishing, let lease, let tell)? = storeFirst else {
             perform(actions)

@@ -437,7 +437,7 @@ public actor JobScheduler {
             case .waitForSpace(let id):
                 // The space as it is now, after the run gave back what it could: the job waits
                 // for more than that (not for what its own partial file freed).
-                lookAtDisk()
+                DiskSpace.lookNow(on: self)
                 disk.wait(id, floor: diskFloor)
                 logger.notice("job \(id) waits for disk space, its bytes kept")
             case .note(let line):

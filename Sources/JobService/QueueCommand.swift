@@ -18,7 +18,7 @@ enum QueueCommand {
             if !node.queueUpdateWaiters.isEmpty { node.queueUpdateWaiters.removeFirst().resume() }
         }
         let before = node.inEffect
-        if let quota = patch.quota { try await node.updateQuota(quota) }
+        if let quota = patch.quota { try await QuotaCommand.update(quota, on: node) }
         let updated = patch.applied(to: node.settings)
         if updated != node.settings {
             node.book.writeCount += 1
@@ -31,7 +31,7 @@ enum QueueCommand {
         }
         // A change of what a rule sets overrides the rule until its next change.
         node.timetable.overridden(by: patch, until: patch.until, at: node.configuration.clock.now())
-        node.applyInEffect()
+        ScheduleCommand.applyInEffect(on: node)
         if node.inEffect != before { await ClusterClaims.claimed(on: node) }
         return node.queue()
     }

@@ -21,7 +21,7 @@ public struct ScheduleService: Service, CustomStringConvertible {
                 group.addTask {
                     while !Task.isCancelled {
                         let now = clock.now()
-                        let next = await node.evaluateSchedule(at: now)
+                        let next = await ScheduleCommand.evaluate(at: now, on: node)
                         var wait = tick
                         // Just past the change: a second boundary at `next` evaluates to the new state.
                         if let next { wait = min(wait, .seconds(max(0.001, next.timeIntervalSince(now) + 0.001))) }
@@ -33,32 +33,11 @@ public struct ScheduleService: Service, CustomStringConvertible {
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: reload)
-                        await node.reloadSchedule()
-                        await node.saveQuotaCounts()
+                        await ScheduleCommand.reloadStored(on: node)
+                        await QuotaCommand.saveCounts(on: node)
                     }
                 }
             }
         }
-    }
-}
-
-extension JobScheduler {
-    /// The schedule service for the group, on the scheduler's clock.
-    public nonisolated var scheduleService: any Service { ScheduleService(node: self, clock: configuration.clock) }
-
-    /// Takes the stored schedule if another node changed it; a store that does not answer
-    /// leaves the one in effect.
-    func reloadSchedule() async {
-        guard storeAnswers else { return }
-        let seen = timetable.replacements
-        let read = await StoreCallBudget.$current.withValue(StoreCallBudget(configuration.storeBudget)) {
-            try? await repository.scheduleText()
-        }
-        guard let text = read ?? nil, let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)),
-            let stored = try? Schedule(json: json)
-        else { return }
-        // Replaced here meanwhile: what was read is older.
-        guard timetable.replacements == seen else { return }
-        await ScheduleCommand.reload(stored, on: self)
     }
 }

@@ -33,10 +33,8 @@ public struct SluiceService: Sendable {
     let storeWriters: [any Service]
     /// A cluster node's heartbeat, rescue, change feed and progress writer (none alone).
     let clusterServices: [any Service]
-    /// The schedule kept in effect (`ScheduleService`).
-    let scheduleService: any Service
-    /// The disk's free space watched (`DiskSpaceService`).
-    let diskSpaceService: any Service
+    /// The schedule kept in effect and the disk's free space watched.
+    let queueServices: [any Service]
     /// A cluster node's leaving the cluster, after every other service (none alone).
     let clusterMembership: [any Service]
     /// aria2's WebSocket notifications, for every client at once.
@@ -62,7 +60,7 @@ public struct SluiceService: Sendable {
     private func services(serving: Bool) -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let running: [any Service] =
             clusterMembership + [storeHealth] + storeWriters + (serving ? [application] : []) + [downloads] + clusterServices
-            + [scheduleService, diskSpaceService]
+            + queueServices
             + [aria2Notifications] + (certificateReloader.map { [$0] } ?? []) + [webhooks]
         return running.map { .init(service: $0) } + [.init(service: rpcShutdown, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
@@ -217,8 +215,7 @@ func buildService(
             application: application, routes: routes, jobs: scheduler, routeTable: router.routes.map(\.description),
             downloads: DownloadService(scheduler: scheduler, client: client, logger: logger),
             storeHealth: storeHealth, webhooks: webhooks, storeWriters: scheduler.storeWriters,
-            clusterServices: scheduler.clusterServices, scheduleService: scheduler.scheduleService,
-            diskSpaceService: scheduler.diskSpaceService,
+            clusterServices: scheduler.clusterServices, queueServices: scheduler.queueServices,
             clusterMembership: scheduler.clusterMembership,
             aria2Notifications: aria2.notifications,
             certificateReloader: certificate.map { CertificateReloader(certificate: $0, logger: logger) },

@@ -67,8 +67,10 @@ final class SteppedWallClock: Sendable {
             let kept = sentBack["bytesDone"] as? Int ?? 0
             #expect(kept > 0, "its bytes are kept")
             // Held: the slot it gave back is not given to it again while the window is closed.
-            #expect(try await service.job(id)["state"] as? String == "queued")
-            #expect(try await service.job(id)["bytesDone"] as? Int == kept)
+            // (A cluster node's stop may record its last checkpoint's bytes a moment later.)
+            let stillHeld = try await service.job(id)
+            #expect(stillHeld["state"] as? String == "queued" && stillHeld["heldBy"] as? String == "window", "\(stillHeld)")
+            #expect((stillHeld["bytesDone"] as? Int ?? 0) >= kept)
             // A manual resume of the queue opens the window until the rule's next change.
             let opened = try await service.send(.patch, "/queue", ["paused": false])
             #expect(opened.status == 200)
