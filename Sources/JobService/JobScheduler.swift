@@ -323,6 +323,8 @@ public actor JobScheduler {
         await StoreCallBudget.$current.withValue(StoreCallBudget(.seconds(2))) {
             for id in jobs.orderedIDs where writes.isPending(id) { try? await writes.stored(id) }
         }
+        // The quota's counts since they were last stored (every 5 s otherwise).
+        await QuotaCommand.saveCounts(on: self)
     }
 
     // MARK: Internals

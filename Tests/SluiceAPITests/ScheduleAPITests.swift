@@ -268,6 +268,25 @@ final class SteppedWallClock: Sendable {
     }
 }
 
+extension QuotaAPITests {
+    /// The counts stored every 5 s were lost when the service stopped sooner: a restart
+    /// forgot what was downloaded since.
+    @Test func theCountsSurviveAStopRightAfterTheBytes() async throws {
+        try await withTemporaryDirectory { directory in
+            let data = directory.path + "/data"
+            try await RouterHarness.with(dataDirectory: data) { (service: RouterHarness) async throws in
+                #expect(try await service.send(.patch, "/queue", ["quota": ["day": 64 << 20]]).status == 200)
+                let id = try await service.create(["url": service.testdata("/testdata/1M")])["id"] as! String
+                try await service.waitFor(id) { $0["state"] as? String == "completed" }
+            }
+            try await RouterHarness.with(dataDirectory: data) { (service: RouterHarness) async throws in
+                let quota = try await service.request(.get, "/queue").json()["quota"] as? [String: Any]
+                #expect(((quota?["used"] as? [String: Any])?["day"] as? Int ?? 0) >= 1 << 20, "\(quota ?? [:])")
+            }
+        }
+    }
+}
+
 /// bench/RESULTS.md's boundary delay and quota accuracy: run with SLUICE_BENCH=1 (in process,
 /// a stepped wall clock; it prints).
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["SLUICE_BENCH"] == "1")) struct ScheduleBenchTests {
