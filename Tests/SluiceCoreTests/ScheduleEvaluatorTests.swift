@@ -169,7 +169,9 @@ import Testing
             // And `nextChange` is the walk's next minute with another state.
             for index in stride(from: checked.lowerBound, to: checked.lowerBound + 1440, by: 37) {
                 let now = states[index - 1440]
-                guard let later = (index + 1..<checked.upperBound).first(where: { states[$0 - 1440] != now }) else { continue }
+                guard let later = (index + 1..<checked.upperBound).first(where: { !states[$0 - 1440].setsTheSame(as: now) }) else {
+                    continue
+                }
                 #expect(evaluator.nextChange(after: walk[index]) == walk[later], "\(zoneName) round \(round)")
             }
         }
@@ -203,6 +205,10 @@ import Testing
         #expect(rate(12, 1) == .some(nil), "Saturday 01:00: off")
         #expect(rate(12, 13) == .some(10 << 20), "Saturday 13:00: the daily 12:00 again")
         #expect(rate(14, 7) == .some(10 << 20), "Monday 07:00: Sunday's 12:00, wrapping the week")
+        // A timetable's entry that spans days is a rule a day: their midnights, and the daily
+        // 12:00s that set the same 10M, change no value. From Tuesday 13:00 the next change is
+        // Saturday 00:00 (off); it was Wednesday's midnight, where only the rule changed.
+        #expect(evaluator.nextChange(after: Self.utc(2026, 12, 8, 13)) == Self.utc(2026, 12, 12))
         let lone = try RcloneTimetable.rules("666")
         #expect(ScheduleEvaluator(Schedule(timeZone: "UTC", rules: lone)).state(at: 12345).limitRate?.value == .some(666 * 1024))
         #expect(RcloneTimetable.rate("10M:100k") == .set(100 * 1024))

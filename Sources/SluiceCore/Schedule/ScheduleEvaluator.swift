@@ -30,12 +30,12 @@ public struct ScheduleEvaluator: Sendable {
         return state
     }
 
-    /// The first instant after `instant` at which `state(at:)` differs from the state at
-    /// `instant`; nil when nothing changes within the next eight days (a week that is the same
-    /// all through).
+    /// The first instant after `instant` at which what the schedule sets differs from what
+    /// it sets at `instant` (`setsTheSame`: the values, not which rule gives them); nil when
+    /// nothing changes within the next eight days (a week that is the same all through).
     public func nextChange(after instant: Int64) -> Int64? {
         let now = state(at: instant)
-        return boundaries(after: instant).first { state(at: $0) != now }
+        return boundaries(after: instant).first { !state(at: $0).setsTheSame(as: now) }
     }
 
     /// Every instant after `instant`, within eight days, at which a rule starts or ends.

@@ -25,4 +25,10 @@ public struct ScheduleState: Sendable, Equatable {
 
     /// Whether the window is closed: a rule says `run: false`.
     public var closed: Bool { run?.value == false }
+
+    /// Whether the two set the same values, whichever rules set them: a timetable's rule for
+    /// Tuesday taking over Monday's same rate at midnight is no change of what is in effect.
+    public func setsTheSame(as other: ScheduleState) -> Bool {
+        limitRate?.value == other.limitRate?.value && maxActive?.value == other.maxActive?.value && run?.value == other.run?.value
+    }
 }
