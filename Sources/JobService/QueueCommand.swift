@@ -21,9 +21,11 @@ enum QueueCommand {
         if let quota = patch.quota { try await QuotaCommand.update(quota, on: node) }
         let updated = patch.applied(to: node.settings)
         if updated != node.settings {
+            try await node.repository.saveQueueSettings(updated)
+            // Counted once stored: a change feed read that began before then (even after the
+            // write was sent) may hold the old settings, and must not bring them back.
             node.book.writeCount += 1
             node.book.settingsWritten = node.book.writeCount
-            try await node.repository.saveQueueSettings(updated)
             node.settings = updated
             node.logger.info(
                 "queue settings changed: paused \(updated.paused), maxActive \(updated.maxActive), limitRate \(updated.limitRate.map(String.init) ?? "none")"
