@@ -94,10 +94,15 @@ import Testing
         try await Self.withTLSService { service, caFile in
             var connections: [RawTLSConnection] = []
             for _ in 0..<4 {
-                let connection = try await RawTLSConnection.open(port: service.port, caFile: caFile, alpn: ["h2"])
-                #expect(connection.negotiated == "h2")
-                try await connection.send(Self.preface + Self.settings)
-                connections.append(connection)
+                // Under CI's load the 0.5 s head deadline could pass during the handshake or
+                // before this send (seen once: "I/O on closed channel"): closed already is what
+                // the test asks for.
+                do {
+                    let connection = try await RawTLSConnection.open(port: service.port, caFile: caFile, alpn: ["h2"])
+                    #expect(connection.negotiated == "h2")
+                    connections.append(connection)
+                    try await connection.send(Self.preface + Self.settings)
+                } catch ChannelError.ioOnClosedChannel {}
             }
             for connection in connections {
                 #expect(await connection.closedByServer(within: .seconds(10)), "an h2 connection with no stream is still open")
