@@ -42,13 +42,14 @@ extension JobScheduler {
             }
         }
         let free = settings.maxActive - runs.runningCount - held
-        // No slot free, or the queue paused: the queue is not read (it may be long).
-        // The free slots' worth of the best, and as many more as edits hold back; with the
-        // window closed, every ready job, for those that ignore the schedule.
+        // No slot free, the queue paused, or held whole: the queue is not read (it may be
+        // long). Else the free slots' worth of the best, as many more as edits hold back, and
+        // what the queue's holds may pass over (`QueueHolds.readLimit`).
         let now = configuration.clock.now()
+        let limit = holds.readLimit(wanted: free + runs.editingIDs.count)
         let ready =
-            free > 0 && !settings.paused
-            ? jobs.readyToStart(at: now, limit: holds.holdsAny ? .max : free + runs.editingIDs.count).filter {
+            free > 0 && !settings.paused && limit > 0
+            ? jobs.readyToStart(at: now, limit: limit).filter {
                 !runs[$0.id].editing && (!holds.holdsAny || jobs[$0.id].map(holds.admits) == true)
             } : []
         let actions = machine.slotsFree(

@@ -42,4 +42,15 @@ import Testing
         #expect(!waiting.admits(job))
         #expect(QueueHolds(diskWaiting: ["other"]).admits(job))
     }
+
+    /// What `schedule()` reads of the ready queue under each hold: nothing when nothing may
+    /// start, all of it for the jobs that ignore a closed window, past the ones waiting for space.
+    @Test(arguments: [
+        (QueueHolds(), 3, 3), (QueueHolds(diskLow: true), 3, 0), (QueueHolds(quotaReached: true), 3, 0),
+        (QueueHolds(windowClosed: true), 3, Int.max), (QueueHolds(windowClosed: true, diskLow: true), 3, 0),
+        (QueueHolds(diskWaiting: ["a", "b"]), 3, 5),
+    ])
+    func theQueueReadsOnlyWhatItsHoldsCanLetStart(holds: QueueHolds, wanted: Int, expected: Int) {
+        #expect(holds.readLimit(wanted: wanted) == expected)
+    }
 }

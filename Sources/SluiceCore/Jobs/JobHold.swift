@@ -41,4 +41,15 @@ public struct QueueHolds: Sendable, Equatable {
 
     /// Whether anything of the queue's holds a job that is ready by its own fields.
     public var holdsAny: Bool { windowClosed || diskLow || quotaReached || !diskWaiting.isEmpty }
+
+    /// How many ready jobs of each priority the queue reads for `wanted` starts: none when
+    /// nothing may start (a low disk, a quota), every one while the window is closed (only
+    /// those that ignore the schedule may start, wherever they are), and `wanted` plus the
+    /// jobs waiting for space (which may be among the first) otherwise. Every `schedule()`
+    /// reads this many: a long queue is not read whole for one job waiting for space.
+    public func readLimit(wanted: Int) -> Int {
+        if diskLow || quotaReached { return 0 }
+        if windowClosed { return .max }
+        return wanted + diskWaiting.count
+    }
 }
