@@ -81,31 +81,17 @@ public struct QueueInEffect: Sendable, Equatable {
         effect.next = next
         let override = override.flatMap { $0.until > now ? $0 : nil }
         effect.overrideUntil = override?.until
-        if let rule = state.maxActive {
-            if override?.maxActive == true {
-                effect.maxActiveSetBy = .override
-            } else {
-                effect.maxActive = rule.value
-                effect.maxActiveSetBy = .rule(rule.rule)
-            }
-        }
-        if let rule = state.limitRate {
-            if override?.limitRate == true {
-                effect.limitRateSetBy = .override
-            } else {
-                effect.limitRate = rule.value
-                effect.limitRateSetBy = .rule(rule.rule)
-            }
-        }
-        if let rule = state.run {
-            if override?.run == true {
-                effect.runSetBy = .override
-            } else {
-                effect.run = rule.value
-                effect.runSetBy = .rule(rule.rule)
-            }
-        }
+        (effect.maxActive, effect.maxActiveSetBy) = pick(own.maxActive, state.maxActive, overridden: override?.maxActive == true)
+        (effect.limitRate, effect.limitRateSetBy) = pick(own.limitRate, state.limitRate, overridden: override?.limitRate == true)
+        (effect.run, effect.runSetBy) = pick(true, state.run, overridden: override?.run == true)
         return effect
+    }
+
+    /// One field: the queue's own value without a rule or under an override of it, else the
+    /// rule's.
+    private static func pick<Value>(_ own: Value, _ rule: Ruled<Value>?, overridden: Bool) -> (Value, SettingSource) {
+        guard let rule else { return (own, .queue) }
+        return overridden ? (own, .override) : (rule.value, .rule(rule.rule))
     }
 }
 
