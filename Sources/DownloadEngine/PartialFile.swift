@@ -85,9 +85,7 @@ final class PartialFile: Sendable {
         guard let fileSystem = FileSystemSpace(descriptor: descriptor), let status = FileStatus(descriptor: descriptor) else {
             throw Self.error("cannot read the file system's free space", path: path, errno: errno)
         }
-        let space = SpaceReservation.FileSystem(
-            blockSize: fileSystem.blockSize, totalBlocks: fileSystem.totalBlocks, availableBlocks: fileSystem.availableBlocks
-        )
+        let space = fileSystem.bytes
         let allocated = SpaceReservation.FileSystem.bytes(512, status.allocatedBlocks)
         switch SpaceReservation.verdict(length: length, allocated: allocated, on: space, floor: floor) {
         case .tooLarge(let message): throw SluiceError(.fileTooLarge, message)

@@ -18,9 +18,7 @@ enum DiskSpace {
     }
 
     static func fileSystem(of directory: String) -> SpaceReservation.FileSystem? {
-        FileSystemSpace(path: directory).map {
-            SpaceReservation.FileSystem(blockSize: $0.blockSize, totalBlocks: $0.totalBlocks, availableBlocks: $0.availableBlocks)
-        }
+        FileSystemSpace(path: directory)?.bytes
     }
 
     /// A look now, outside the service's ticks.
