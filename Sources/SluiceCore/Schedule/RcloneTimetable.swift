@@ -72,15 +72,20 @@ public enum RcloneTimetable {
         let lowered = download.lowercased()
         if lowered == "off" { return .removed }
         let number = lowered.prefix(while: { $0.isASCII && $0.isNumber })
-        guard !number.isEmpty, number.count <= 15, let value = Int64(number) else { return nil }
+        guard !number.isEmpty else { return nil }
+        // rclone's units in `ByteSize`'s grammar: `KB`, `KiB`, `Ki` are `K`; a bare number is
+        // KiB; `B` is bytes.
         var unit = lowered.dropFirst(number.count)
-        if unit.hasSuffix("b"), unit.count > 1 { unit = unit.dropLast() }  // `KB`, `KiB`
-        if unit.hasSuffix("i") { unit = unit.dropLast() }  // rclone's own `666Ki`
-        let shifts: [Substring: Int64] = ["": 10, "b": 0, "k": 10, "m": 20, "g": 30, "t": 40]
-        guard let shift = shifts[unit] else { return nil }
-        if value == 0 { return .removed }
-        let (bytes, overflow) = value.multipliedReportingOverflow(by: 1 << shift)
-        guard !overflow, bytes <= RateLimit.maximum else { return nil }
-        return .set(bytes)
+        if unit.hasSuffix("b"), unit.count > 1 { unit = unit.dropLast() }
+        if unit.hasSuffix("i") { unit = unit.dropLast() }
+        let suffix: Substring
+        switch unit {
+        case "": suffix = "K"
+        case "b": suffix = ""
+        case "k", "m", "g", "t": suffix = unit
+        default: return nil
+        }
+        guard let bytes = ByteSize.parse(number + suffix, limit: RateLimit.maximum) else { return nil }
+        return bytes == 0 ? .removed : .set(bytes)
     }
 }
