@@ -34,7 +34,6 @@ export function settingsAt(rules, day, minute) {
 }
 
 export class SchedulePanel {
-    #section;
     #api;
     #say;
     #grid;
@@ -48,7 +47,6 @@ export class SchedulePanel {
      * @param {(message: string, options?: {error?: boolean}) => void} say
      */
     constructor(section, api, say) {
-        this.#section = section;
         this.#api = api;
         this.#say = say;
         this.#grid = section.querySelector("[data-role=grid]");
@@ -78,7 +76,6 @@ export class SchedulePanel {
         const window = inEffect.run ? "downloading" : "window closed: nothing starts";
         const next = inEffect.next ? `until ${new Date(inEffect.next).toLocaleString()}` : "no change ahead";
         this.#now.textContent = `Now (${schedule.timeZone}): ${window}, ${inEffect.maxActive} at once, ${rate}; ${next}.`;
-        this.#section.dataset.closed = String(!inEffect.run);
     }
 
     #drawGrid(rules, fromTimetable) {

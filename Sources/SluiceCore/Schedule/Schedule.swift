@@ -21,8 +21,6 @@ public struct Schedule: Sendable, Equatable {
         self.timetable = timetable
     }
 
-    public var isEmpty: Bool { rules.isEmpty }
-
     /// The zone, which `init(json:)` checked exists.
     public var zone: ScheduleZone { ScheduleZone(identifier: timeZone) ?? ScheduleZone(TimeZone(identifier: "UTC")!) }
 

@@ -23,9 +23,6 @@ public struct ScheduleState: Sendable, Equatable {
         self.run = run
     }
 
-    /// Whether the window is closed: a rule says `run: false`.
-    public var closed: Bool { run?.value == false }
-
     /// Whether the two set the same values, whichever rules set them: a timetable's rule for
     /// Tuesday taking over Monday's same rate at midnight is no change of what is in effect.
     public func setsTheSame(as other: ScheduleState) -> Bool {
