@@ -341,41 +341,6 @@ public final class SQLiteJobRepository: JobRepository {
         }
     }
 
-    public func queueSettings() async throws -> QueueSettings? {
-        try await read { db in
-            try Row.fetchOne(db, sql: "SELECT paused, maxActive, limitRate FROM queueSettings WHERE id = 1").map {
-                QueueSettings(paused: $0["paused"], maxActive: $0["maxActive"], limitRate: $0["limitRate"])
-            }
-        }
-    }
-
-    public func saveQueueSettings(_ settings: QueueSettings) async throws {
-        try await write { db in
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO queueSettings (id, paused, maxActive, limitRate) VALUES (1, ?, ?, ?)",
-                arguments: [settings.paused, settings.maxActive, settings.limitRate]
-            )
-        }
-    }
-
-    public func scheduleText() async throws -> String? {
-        try await read { db in try String.fetchOne(db, sql: "SELECT body FROM schedule WHERE id = 1") }
-    }
-
-    public func saveScheduleText(_ text: String) async throws {
-        try await write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO schedule (id, body) VALUES (1, ?)", arguments: [text])
-        }
-    }
-
-    public func quotaText() async throws -> String? {
-        try await read { db in try String.fetchOne(db, sql: "SELECT body FROM quota WHERE id = 1") }
-    }
-
-    public func saveQuotaText(_ text: String) async throws {
-        try await write { db in try db.execute(sql: "INSERT OR REPLACE INTO quota (id, body) VALUES (1, ?)", arguments: [text]) }
-    }
-
     public func checkpoint(id: String) async throws -> DownloadCheckpoint? {
         let text = try await read { db in try String.fetchOne(db, sql: "SELECT checkpoint FROM job WHERE id = ?", arguments: [id]) }
         return text.flatMap { try? JSONDecoder().decode(DownloadCheckpoint.self, from: Data($0.utf8)) }
