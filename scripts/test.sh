@@ -6,7 +6,8 @@
 # that need it say so and are skipped. Its server also takes TLS, with a throwaway CA
 # (SLUICE_TEST_POSTGRES_CA). Squid (Debian's, with Debian's access rules) is installed and
 # run the same way for the forward-proxy tests (SLUICE_TEST_SQUID, its request log in
-# SLUICE_TEST_SQUID_LOG).
+# SLUICE_TEST_SQUID_LOG). Debian's faketime is installed the same way for the tests that fake
+# the service's wall clock (SLUICE_TEST_FAKETIME_SHIM: scripts/faketime.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-build-deps.sh
@@ -16,6 +17,7 @@ scripts/install-build-deps.sh
 swift build --build-tests ${SLUICE_BUILD_FLAGS:-}
 postgres_dir=""
 squid_dir=""
+faketime_dir=""
 stop_services() {
     if [ -n "$postgres_dir" ]; then
         scripts/postgres.sh stop "$postgres_dir" >/dev/null 2>&1 || true
@@ -24,6 +26,9 @@ stop_services() {
     if [ -n "$squid_dir" ]; then
         scripts/squid.sh stop "$squid_dir" >/dev/null 2>&1 || true
         rm -rf "$squid_dir"
+    fi
+    if [ -n "$faketime_dir" ]; then
+        rm -rf "$faketime_dir"
     fi
 }
 trap stop_services EXIT
@@ -40,6 +45,14 @@ if scripts/squid.sh install; then
     export SLUICE_TEST_SQUID SLUICE_TEST_SQUID_LOG="$squid_dir/access.log"
 else
     echo "test.sh: Squid cannot be installed here: the tests through a forward proxy are skipped" >&2
+fi
+# Debian's faketime moves the wall clock of the services the schedule's tests start, with a
+# shim of ours that keeps their monotonic timers true (scripts/faketime.sh).
+faketime_dir=$(mktemp -d /tmp/sluice-faketime-XXXXXX)
+if scripts/faketime.sh install && SLUICE_TEST_FAKETIME_SHIM=$(scripts/faketime.sh shim "$faketime_dir"); then
+    export SLUICE_TEST_FAKETIME_SHIM
+else
+    echo "test.sh: faketime cannot be installed or its shim built here: the tests of a faked clock are skipped" >&2
 fi
 # The suites that start processes of their own (TLS origins, service nodes, Squid clients)
 # or make thousands of jobs run in a second pass: beside the rest, on 2 cores, their load

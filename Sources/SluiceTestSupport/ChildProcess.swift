@@ -11,6 +11,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// Everything printed so far, drained as it comes so that a chatty child never blocks
     /// on a full pipe.
     private let printed = Mutex<(stdout: Data, stderr: Data)>((Data(), Data()))
+    /// Run under the `faketime` wrapper, which forks `sluice` and passes no signal on.
+    private let wrapped: Bool
 
     /// The `sluice` binary next to the test bundle (both are built by `swift build --build-tests`).
     public static var sluiceExecutable: String {
@@ -25,15 +27,30 @@ public final class ChildProcess: @unchecked Sendable {
         return testBinary.appendingPathComponent("sluice").path
     }
 
+    /// The monotonic pass-through `scripts/faketime.sh shim` built, where `scripts/test.sh`
+    /// found Debian's faketime: nil elsewhere, and the tests of a faked wall clock are skipped.
+    public static var fakedClockShim: String? { ProcessInfo.processInfo.environment["SLUICE_TEST_FAKETIME_SHIM"] }
+
     /// Runs `sluice ARGUMENTS` (the built one, or the binary at `binary`: a copy), or, with
-    /// `openFileLimit`, the same under `prlimit` with that soft limit on open files.
+    /// `openFileLimit`, the same under `prlimit` with that soft limit on open files, or, with
+    /// `fakedClock`, under Debian's `faketime -f FAKEDCLOCK` (`@2027-03-28 01:59:55`: its wall
+    /// clock starts there and runs), its monotonic deadlines passed through (`fakedClockShim`).
     public init(
         arguments: [String], environment: [String: String] = [:], directory: String? = nil, openFileLimit: Int? = nil,
-        binary: String? = nil
+        binary: String? = nil, fakedClock: String? = nil
     ) throws {
         let executable: String
         let fullArguments: [String]
-        if let openFileLimit {
+        var environment = environment
+        if let fakedClock {
+            guard let shim = Self.fakedClockShim else {
+                throw RawHTTPClient.Failure(description: "no faketime here (SLUICE_TEST_FAKETIME_SHIM is unset)")
+            }
+            executable = "/usr/bin/faketime"
+            fullArguments = ["-f", fakedClock, binary ?? Self.sluiceExecutable] + arguments
+            environment["LD_PRELOAD"] = shim
+            environment["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+        } else if let openFileLimit {
             executable = "/usr/bin/prlimit"
             fullArguments = ["--nofile=\(openFileLimit):", binary ?? Self.sluiceExecutable] + arguments
         } else {
@@ -47,6 +64,7 @@ public final class ChildProcess: @unchecked Sendable {
             env[name] = nil
         }
         env.merge(environment) { $1 }
+        wrapped = fakedClock != nil
         let output = try Spawned.pipe()
         let errors: (read: Int32, write: Int32)
         do {
@@ -79,15 +97,23 @@ public final class ChildProcess: @unchecked Sendable {
     /// A child a test left running (it threw before `finish`) goes with it, and is reaped.
     deinit {
         if process.isRunning {
+            if wrapped, let service = wrappedChild { kill(service, SIGKILL) }
             kill(process.pid, SIGKILL)
             process.waitUntilExit()
         }
     }
 
-    public var pid: Int32 { process.pid }
+    /// The `sluice` process: the wrapper's child when run under `faketime`.
+    public var pid: Int32 { wrapped ? wrappedChild ?? process.pid : process.pid }
 
     public func signal(_ number: Int32) {
-        kill(process.pid, number)
+        kill(pid, number)
+    }
+
+    /// The child the `faketime` wrapper forked, once it has.
+    private var wrappedChild: Int32? {
+        let children = try? String(contentsOfFile: "/proc/\(process.pid)/task/\(process.pid)/children", encoding: .utf8)
+        return children?.split(separator: " ").first.flatMap { Int32($0) }
     }
 
     /// Waits for the exit (polling, off the cooperative pool's blocking paths) and returns
