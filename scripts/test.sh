@@ -54,10 +54,11 @@ if scripts/faketime.sh install && SLUICE_TEST_FAKETIME_SHIM=$(scripts/faketime.s
 else
     echo "test.sh: faketime cannot be installed or its shim built here: the tests of a faked clock are skipped" >&2
 fi
-# The suites that start processes of their own (TLS origins, service nodes, Squid clients)
-# or make thousands of jobs run in a second pass: beside the rest, on 2 cores, their load
-# pushed older timing bounds (connection limits, stall timeouts) over.
-heavy='StoreStallTests|DeleteDurabilityTests|TLSGetTests|GetThroughSquidTests|TLSServeTests|TLSJobTests|SquidProxyTests|StoreOutageTests|EventReplayTests|DependencyChainTests|PostgresTLSTests'
+# The suites that start processes of their own (TLS origins, service nodes, Squid clients,
+# services under a faked clock whose boundaries are timed) or make thousands of jobs run in
+# a second pass: beside the rest, on 2 cores, their load pushed older timing bounds
+# (connection limits, stall timeouts, a boundary's second) over.
+heavy='FakedClockScheduleTests|StoreStallTests|DeleteDurabilityTests|TLSGetTests|GetThroughSquidTests|TLSServeTests|TLSJobTests|SquidProxyTests|StoreOutageTests|EventReplayTests|DependencyChainTests|PostgresTLSTests'
 # Each pass has a time limit: a test that hangs fails the run with its name and the test
 # process's threads, where CI's own limit (90 minutes) cut the log at a point that said
 # nothing.
@@ -82,9 +83,7 @@ run_pass() {
     done
     if kill -0 "$pid" 2>/dev/null; then
         echo "test.sh: the pass (swift test $*) ran over ${pass_limit} s; started and never ended:"
-        awk '/^◇ Test [^ ]+\) started\.$/ { open[$3]++ }
-             /^(✔|✘) Test [^ ]+ (with [0-9]+ test cases? )?(passed|failed) after/ { open[$3]-- }
-             END { for (name in open) if (open[name] > 0) print "  " name }' "$log"
+        unended "$log"
         for test_pid in $(pgrep -s "$pid" -f 'PackageTests.xctest' || true); do
             echo "test.sh: the threads of the test process $test_pid:"
             threads=""
@@ -98,8 +97,22 @@ run_pass() {
         return 124
     fi
     wait "$pid" || status=$?
+    if [ "$status" -gt 128 ] || grep -qE "^(💣|Fatal error|Thread [0-9]+ .*crashed)" "$log"; then
+        # A test process that crashed prints its threads last, and CI keeps only the end of
+        # the log: the cause and the tests under way are repeated after them.
+        echo "test.sh: the test process crashed (status $status); what it said of the crash:"
+        grep -E "^(💣|Fatal error|.*: Fatal error|Thread [0-9]+ .*crashed)" -A 14 "$log" | head -60 || true
+        echo "test.sh: the tests under way when it crashed:"
+        unended "$log"
+    fi
     rm -f "$log"
     return "$status"
+}
+# The tests the log says started and never passed nor failed.
+unended() {
+    awk '/^◇ Test [^ ]+\) started\.$/ { open[$3]++ }
+         /^(✔|✘) Test [^ ]+ (with [0-9]+ test cases? )?(passed|failed) after/ { open[$3]-- }
+         END { for (name in open) if (open[name] > 0) print "  " name }' "$1"
 }
 # Suites not about store outages get 6 s of store time for their commands (the heavy ones,
 # which are, keep docs/job-service.md's 2 s): under CI's load on 2 cores a resume that reads a

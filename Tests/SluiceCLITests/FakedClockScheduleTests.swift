@@ -1,11 +1,14 @@
 import Foundation
+import SluiceCore
 import SluiceTestSupport
 import Testing
 
 /// The schedule against the binary, its wall clock moved with Debian's faketime (CONTRACT.md
 /// §7, "State, not edges"): a service started inside a rule is limited at once, one started
 /// seconds before a boundary changes within a second of it, and a window that closes sends
-/// its running job back to `queued` with its bytes. The clock is faked at a date, not stepped.
+/// its running job back to `queued` with its bytes. The clock runs a fixed offset ahead of
+/// the real one (`faketime -f +SECONDS`), so the boundary's real instant is known exactly,
+/// however long the process took to start.
 @Suite(.enabled(if: ChildProcess.fakedClockShim != nil, "faketime is not installed here (scripts/faketime.sh installs it)"))
 struct FakedClockScheduleTests {
     static let rate = 262_144
@@ -13,7 +16,7 @@ struct FakedClockScheduleTests {
 
     @Test func aServiceStartedInsideARuleIsLimitedAtOnce() async throws {
         let rule = #"{"days":["sun"],"from":"09:00","to":"11:00","limitRate":\#(Self.rate)}"#
-        try await FakedService.with(clock: "@2027-03-28 10:00:00", rules: rule) { service in
+        try await FakedService.with(clock: "2027-03-28T10:00:00Z", rules: rule) { service in
             let queue = try await service.json("/queue")
             #expect(queue["limitRate"] as? Int == Self.rate, "\(queue)")
             #expect((queue["setBy"] as? [String: Any])?["limitRate"] as? String == "rules[0]", "\(queue)")
@@ -32,8 +35,8 @@ struct FakedClockScheduleTests {
 
     @Test func aBoundarySecondsAfterTheStartAppliesWithinASecond() async throws {
         let rule = #"{"days":["sun"],"from":"02:00","to":"03:00","limitRate":\#(Self.rate)}"#
-        try await FakedService.with(clock: "@2027-03-28 01:59:52", rules: rule) { service in
-            let delay = try await service.boundaryDelay(after: 8) { queue in
+        try await FakedService.with(clock: "2027-03-28T01:59:48Z", rules: rule) { service in
+            let delay = try await service.boundaryDelay(at: "2027-03-28T02:00:00Z") { queue in
                 queue["limitRate"] as? Int == Self.rate
             }
             #expect(delay < .seconds(1), "applied \(delay) after the boundary")
@@ -42,9 +45,9 @@ struct FakedClockScheduleTests {
 
     @Test func aClosingWindowSendsTheRunningJobBackWithItsBytes() async throws {
         let rule = #"{"days":["sun"],"from":"02:00","to":"03:00","run":false}"#
-        try await FakedService.with(clock: "@2027-03-28 01:59:50", rules: rule) { service in
+        try await FakedService.with(clock: "2027-03-28T01:59:48Z", rules: rule) { service in
             let id = try await service.create(#"{"url":"\#(service.url)/files/big.bin","limitRate":\#(Self.rate)}"#)
-            let delay = try await service.boundaryDelay(after: 10) { queue in
+            let delay = try await service.boundaryDelay(at: "2027-03-28T02:00:00Z") { queue in
                 queue["run"] as? Bool == false
             }
             #expect(delay < .seconds(1), "applied \(delay) after the boundary")
@@ -66,7 +69,7 @@ struct FakedClockScheduleTests {
         }
     }
 
-    /// The boundary's delay over 20 boundaries, each in a service started 8 s before its
+    /// The boundary's delay over 20 boundaries, each in a service started 12 s before its
     /// boundary (bench/RESULTS.md, issue 38): `SLUICE_BENCH=1`.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["SLUICE_BENCH"] == "1"))
     func benchTheBoundaryDelayOverTwentyBoundaries() async throws {
@@ -75,8 +78,8 @@ struct FakedClockScheduleTests {
             let from = String(format: "%02d:00", hour + 2)
             let to = String(format: "%02d:00", hour + 3)
             let rule = #"{"days":["sun"],"from":"\#(from)","to":"\#(to)","limitRate":\#(Self.rate)}"#
-            try await FakedService.with(clock: "@2027-03-28 \(String(format: "%02d", hour + 1)):59:52", rules: rule) { service in
-                delays.append(try await service.boundaryDelay(after: 8) { $0["limitRate"] as? Int == Self.rate })
+            try await FakedService.with(clock: "2027-03-28T\(String(format: "%02d", hour + 1)):59:48Z", rules: rule) { service in
+                delays.append(try await service.boundaryDelay(at: "2027-03-28T\(from):00Z") { $0["limitRate"] as? Int == Self.rate })
             }
         }
         let sorted = delays.sorted()
@@ -89,10 +92,12 @@ struct FakedClockScheduleTests {
 struct FakedService {
     let url: String
     let port: Int
-    /// Just before the process was started.
-    let launched: ContinuousClock.Instant
+    /// How far the service's wall clock runs ahead of this process's, in whole seconds.
+    let offset: Int
 
+    /// A service whose wall clock reads about `clock` (RFC 3339) as it starts.
     static func with(clock: String, rules: String, _ body: (FakedService) async throws -> Void) async throws {
+        let offset = Int(try #require(RFC3339.date(clock)).timeIntervalSinceNow.rounded())
         try await withTemporaryDirectory { directory in
             let root = directory.path + "/root"
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
@@ -100,14 +105,13 @@ struct FakedService {
                 .write(to: URL(fileURLWithPath: root + "/big.bin"))
             let schedule = directory.path + "/schedule.json"
             try #"{"timeZone":"UTC","rules":[\#(rules)]}"#.write(toFile: schedule, atomically: true, encoding: .utf8)
-            let launched = ContinuousClock.now
             let serve = try ChildProcess(
                 arguments: [
                     "serve", "--port", "0", "--data", directory.path + "/data", "--origin-root", root, "--schedule", schedule,
-                ], fakedClock: clock)
+                ], fakedClock: offset >= 0 ? "+\(offset)" : "\(offset)")
             let line = try await serve.waitForLine(containing: "listening on http://127.0.0.1:")
             let url = String(line[line.range(of: "http://")!.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
-            let service = FakedService(url: url, port: Int(url.split(separator: ":").last!)!, launched: launched)
+            let service = FakedService(url: url, port: Int(url.split(separator: ":").last!)!, offset: offset)
             do {
                 try await body(service)
             } catch {
@@ -139,21 +143,22 @@ struct FakedService {
         return id
     }
 
-    /// How long after the faked clock reached the boundary `seconds` past its start `/queue`
-    /// first showed `applied`, read every 20 ms. The faked clock starts at its date as the
-    /// process loads, just after `launched`: the boundary's instant is read from the launch, a
-    /// few milliseconds early at most (the delay is overstated by as much). Fails if it shows
-    /// it before the boundary.
-    func boundaryDelay(after seconds: Int, applied: ([String: Any]) -> Bool) async throws -> Duration {
-        let boundary = launched + .seconds(seconds)
-        while ContinuousClock.now < boundary + .seconds(30) {
+    /// How long after the service's clock reached `boundary` (RFC 3339) `/queue` first showed
+    /// `applied`, read every 20 ms (to within a poll's round trip). Fails if the service was
+    /// not answering before the boundary, or shows it before.
+    func boundaryDelay(at boundary: String, applied: ([String: Any]) -> Bool) async throws -> Duration {
+        // The boundary on this process's (real) wall clock.
+        let real = try #require(RFC3339.date(boundary)).addingTimeInterval(-Double(offset))
+        let before = try await json("/queue")
+        guard Date() < real, !applied(before) else {
+            throw RawHTTPClient.Failure(description: "the service answered only \(Date().timeIntervalSince(real)) s after the boundary")
+        }
+        while Date() < real.addingTimeInterval(30) {
             let queue = try await json("/queue")
-            let now = ContinuousClock.now
+            let now = Date()
             if applied(queue) {
-                guard now >= boundary else {
-                    throw RawHTTPClient.Failure(description: "applied \(boundary - now) before the boundary: \(queue)")
-                }
-                return now - boundary
+                guard now >= real else { throw RawHTTPClient.Failure(description: "applied \(real.timeIntervalSince(now)) s before the boundary") }
+                return .milliseconds(Int64((now.timeIntervalSince(real) * 1000).rounded()))
             }
             try await Task.sleep(for: .milliseconds(20))
         }
