@@ -41,7 +41,9 @@ public protocol JobRepository: Sendable {
     func saveScheduleText(_ text: String) async throws
     /// The quotas and the bytes counted against them (`QuotaLedger.stored`), nil before any.
     func quotaText() async throws -> String?
-    func saveQuotaText(_ text: String) async throws
+    /// Stores `update(the stored text)` in one transaction, and returns it: the nodes of a
+    /// cluster add their counts to the same ledger, none overwriting another's.
+    func updateQuotaText(_ update: @escaping @Sendable (String?) -> String) async throws -> String
     func update(_ job: JobSnapshot) async throws
     /// Several jobs' changes, and the webhook deliveries that tell of them, in one
     /// transaction (`JobWrites` batches what the service decided).

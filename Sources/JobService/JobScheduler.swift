@@ -91,13 +91,14 @@ public actor JobScheduler {
     /// The free space kept: `--min-free-space`, else the default for the file system seen.
     var diskFloor: Int64 = 0
     /// The quotas and the bytes counted against them (`QuotaLedger`); readable without this
-    /// actor. `quotaCounted` marks counts not stored yet.
+    /// actor.
     var quota: QuotaLedger {
         get { quotaBox.withLock { $0 } }
         set { quotaBox.withLock { $0 = newValue } }
     }
     nonisolated let quotaBox = Mutex(QuotaLedger())
-    var quotaUnsaved = false
+    /// Bytes counted against the quotas and not added to the stored ledger yet.
+    var quotaUnsaved: Int64 = 0
     /// What holds queued jobs back now: the schedule's window, the disk.
     var holds: QueueHolds {
         var holds = inEffect.holds
@@ -324,7 +325,7 @@ public actor JobScheduler {
             for id in jobs.orderedIDs where writes.isPending(id) { try? await writes.stored(id) }
         }
         // The quota's counts since they were last stored (every 5 s otherwise).
-        await QuotaCommand.saveCounts(on: self)
+        await QuotaCommand.exchangeCounts(on: self)
     }
 
     // MARK: Internals

@@ -3,47 +3,76 @@ import Logging
 import SluiceCore
 
 /// The quotas on the runner's actor: bytes counted as downloads progress, a new quota from
-/// `PATCH /queue`, and the counts stored now and then (they survive a restart).
+/// `PATCH /queue`, and the counts exchanged with the store every few seconds (they survive a
+/// restart, and a cluster's nodes add theirs to one ledger: a quota counts every node's bytes).
 enum QuotaCommand {
-    /// `bytes` more downloaded now: at a quota every run goes back to the queue.
+    /// `bytes` more downloaded now: at a quota every run goes back to the queue. Counted with
+    /// no quota set too: a quota set later (on this node or another) holds today's bytes.
     static func count(_ bytes: Int64, on node: isolated JobScheduler) {
-        guard !node.quota.settings.isEmpty else { return }
-        let now = node.configuration.clock.now()
-        let wasReached = node.quota.reached
-        node.quota.add(bytes, at: Int64(now.timeIntervalSince1970.rounded(.down)), zone: node.timetable.schedule.zone)
-        node.quotaUnsaved = true
-        guard node.quota.reached, !wasReached else { return }
-        node.logger.notice("the download quota is reached: every job waits for the next period")
-        node.jobs.stampHolds(node.holds, now: now)
-        node.schedule()
+        guard bytes > 0 else { return }
+        var counted = node.quota
+        counted.add(bytes, at: instant(on: node), zone: node.timetable.schedule.zone)
+        node.quotaUnsaved = node.quotaUnsaved.addingReportingOverflow(bytes).overflow ? .max : node.quotaUnsaved + bytes
+        adopt(counted, on: node)
     }
 
     /// `PATCH /queue`'s `quota`, over the quota in effect: stored first.
     static func update(_ json: JSONValue, on node: isolated JobScheduler) async throws {
-        let now = node.configuration.clock.now()
-        var updated = node.quota
-        updated.settings = try QuotaSettings(json: json, over: node.quota.settings)
-        updated.roll(to: Int64(now.timeIntervalSince1970.rounded(.down)), zone: node.timetable.schedule.zone)
-        try await node.repository.saveQuotaText(updated.stored.text)
-        let wasReached = node.quota.reached
-        node.quota = updated
-        node.quotaUnsaved = false
-        if node.quota.reached != wasReached {
-            node.jobs.stampHolds(node.holds, now: now)
-            node.schedule()
+        let settings = try QuotaSettings(json: json, over: node.quota.settings)
+        try await exchange(settings: settings, on: node)
+    }
+
+    /// This node's counts added to the stored ledger, and the ledger every node added to
+    /// taken as the one in effect (the schedule's service asks every few seconds, and a stop
+    /// once more); a store that does not answer is asked again next time.
+    static func exchangeCounts(on node: isolated JobScheduler) async {
+        guard node.storeAnswers else { return }
+        await StoreCallBudget.$current.withValue(StoreCallBudget(node.configuration.storeBudget)) {
+            try? await exchange(settings: nil, on: node)
         }
     }
 
-    /// The counts, when some are not stored yet (the schedule's service asks every few
-    /// seconds); a store that does not answer is asked again next time.
-    static func saveCounts(on node: isolated JobScheduler) async {
-        guard node.quotaUnsaved, node.storeAnswers else { return }
-        node.quotaUnsaved = false
-        let text = node.quota.stored.text
-        let repository = node.repository
-        let saved = await StoreCallBudget.$current.withValue(StoreCallBudget(node.configuration.storeBudget)) { () -> Bool in
-            (try? await repository.saveQuotaText(text)) != nil
+    /// Adds the unsaved bytes (and, with `settings`, new quotas) to the stored ledger in one
+    /// transaction, or with nothing to add reads it; then adopts it, with what this node
+    /// counted while the store answered. The bytes are taken before the store is asked, so
+    /// that an exchange meanwhile (a `PATCH` beside the periodic one) cannot add them twice.
+    private static func exchange(settings: QuotaSettings?, on node: isolated JobScheduler) async throws {
+        let bytes = node.quotaUnsaved
+        let now = instant(on: node)
+        let zone = node.timetable.schedule.zone
+        let text: String
+        if bytes == 0, settings == nil {
+            guard let stored = try await node.repository.quotaText() else { return }
+            text = stored
+        } else {
+            node.quotaUnsaved = 0
+            do {
+                text = try await node.repository.updateQuotaText { stored in
+                    QuotaLedger.merged(
+                        stored: stored.flatMap(QuotaLedger.init(storedText:)), adding: bytes, settings: settings, at: now, zone: zone
+                    ).stored.text
+                }
+            } catch {
+                node.quotaUnsaved = node.quotaUnsaved.addingReportingOverflow(bytes).overflow ? .max : node.quotaUnsaved + bytes
+                throw error
+            }
         }
-        if !saved { node.quotaUnsaved = true }
+        guard var ledger = QuotaLedger(storedText: text) else { return }
+        ledger.add(node.quotaUnsaved, at: instant(on: node), zone: zone)
+        adopt(ledger, on: node)
+    }
+
+    /// `ledger` in effect: a quota reached, or no more reached, holds or frees the queue.
+    private static func adopt(_ ledger: QuotaLedger, on node: isolated JobScheduler) {
+        let wasReached = node.quota.reached
+        node.quota = ledger
+        guard ledger.reached != wasReached else { return }
+        if ledger.reached { node.logger.notice("the download quota is reached: every job waits for the next period") }
+        node.jobs.stampHolds(node.holds, now: node.configuration.clock.now())
+        node.schedule()
+    }
+
+    private static func instant(on node: isolated JobScheduler) -> Int64 {
+        Int64(node.configuration.clock.now().timeIntervalSince1970.rounded(.down))
     }
 }

@@ -34,7 +34,7 @@ public struct ScheduleService: Service, CustomStringConvertible {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: reload)
                         await ScheduleCommand.reloadStored(on: node)
-                        await QuotaCommand.saveCounts(on: node)
+                        await QuotaCommand.exchangeCounts(on: node)
                     }
                 }
             }

@@ -25,10 +25,7 @@ struct StoredStart {
             guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { return nil }
             return try? Schedule(json: json)
         }
-        let quota = try await repository.quotaText().flatMap { text -> QuotaLedger? in
-            guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { return nil }
-            return QuotaLedger(stored: json)
-        }
+        let quota = try await repository.quotaText().flatMap(QuotaLedger.init(storedText:))
         let recovered = try await cluster?.recoverOwnJobs() ?? []
         let live = try await repository.liveJobs()
         var counts = try await repository.countsByState()

@@ -36,7 +36,11 @@ extension SQLiteJobRepository {
         try await read { db in try String.fetchOne(db, sql: "SELECT body FROM quota WHERE id = 1") }
     }
 
-    public func saveQuotaText(_ text: String) async throws {
-        try await write { db in try db.execute(sql: "INSERT OR REPLACE INTO quota (id, body) VALUES (1, ?)", arguments: [text]) }
+    public func updateQuotaText(_ update: @escaping @Sendable (String?) -> String) async throws -> String {
+        try await write { db in
+            let text = update(try String.fetchOne(db, sql: "SELECT body FROM quota WHERE id = 1"))
+            try db.execute(sql: "INSERT OR REPLACE INTO quota (id, body) VALUES (1, ?)", arguments: [text])
+            return text
+        }
     }
 }

@@ -279,12 +279,20 @@ public final class PostgresJobRepository: ClusterStore {
     }
 
     public func quotaText() async throws -> String? {
-        try await connections.run("SELECT body FROM quota WHERE id = 1").rows.first.map { try $0.decode(String.self) }
+        try await connections.run("SELECT body FROM quota WHERE id = 1 AND body <> ''").rows.first.map { try $0.decode(String.self) }
     }
 
-    public func saveQuotaText(_ text: String) async throws {
-        _ = try await connections.run(
-            "INSERT INTO quota (id, body) VALUES (1, \(text)) ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body")
+    public func updateQuotaText(_ update: @escaping @Sendable (String?) -> String) async throws -> String {
+        try await connections.transaction { [connections] connection in
+            // The row exists (empty: none stored) before it is locked, so that two first
+            // updates do not both insert.
+            _ = try await connections.run("INSERT INTO quota (id, body) VALUES (1, '') ON CONFLICT (id) DO NOTHING", on: connection)
+            let stored = try await connections.run("SELECT body FROM quota WHERE id = 1 FOR UPDATE", on: connection).rows.first
+                .map { try $0.decode(String.self) }
+            let text = update(stored?.isEmpty == false ? stored : nil)
+            _ = try await connections.run("UPDATE quota SET body = \(text) WHERE id = 1", on: connection)
+            return text
+        }
     }
 
     public func saveScheduleText(_ text: String) async throws {

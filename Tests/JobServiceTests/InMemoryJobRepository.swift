@@ -131,7 +131,12 @@ final class InMemoryJobRepository: JobRepository {
     func scheduleText() async throws -> String? { try await call("scheduleText") { $0.schedule } }
     func saveScheduleText(_ text: String) async throws { try await call("saveScheduleText") { $0.schedule = text } }
     func quotaText() async throws -> String? { try await call("quotaText") { $0.quota } }
-    func saveQuotaText(_ text: String) async throws { try await call("saveQuotaText") { $0.quota = text } }
+    func updateQuotaText(_ update: @escaping @Sendable (String?) -> String) async throws -> String {
+        try await call("updateQuotaText") { storage in
+            storage.quota = update(storage.quota)
+            return storage.quota!
+        }
+    }
 
     func update(_ job: JobSnapshot) async throws {
         try await call("update") { storage in

@@ -1,4 +1,6 @@
 import Foundation
+import SluiceAPI
+import SluiceServer
 import SluiceCore
 import SluiceTestSupport
 import Synchronization
@@ -282,6 +284,43 @@ extension QuotaAPITests {
             try await RouterHarness.with(dataDirectory: data) { (service: RouterHarness) async throws in
                 let quota = try await service.request(.get, "/queue").json()["quota"] as? [String: Any]
                 #expect(((quota?["used"] as? [String: Any])?["day"] as? Int ?? 0) >= 1 << 20, "\(quota ?? [:])")
+            }
+        }
+    }
+}
+
+/// A cluster's quota counts every node's bytes (CONTRACT.md §7: "kept in the store"). Each
+/// node stored its own counts over the others', so two nodes could each fetch a whole quota.
+@Suite(.enabled(if: TestPostgres.unavailable == nil, "PostgreSQL 15 cannot be installed or started here by scripts/postgres.sh"))
+struct ClusterQuotaTests {
+    @Test func twoNodesCountIntoOneQuotaAndBothHoldAtIt() async throws {
+        let database = try TestPostgres.newDatabase()
+        let store: @Sendable (String) -> @Sendable (inout ServiceConfiguration) -> Void = { name in
+            { configuration in
+                configuration.store = try? PostgresLocation(database)
+                configuration.nodeName = name
+            }
+        }
+        try await RouterHarness.with(maxActive: 1, configure: store("quota-a")) { (a: RouterHarness) async throws in
+            try await RouterHarness.with(maxActive: 1, configure: store("quota-b")) { (b: RouterHarness) async throws in
+                #expect(try await a.send(.patch, "/queue", ["quota": ["day": 3 << 20]]).status == 200)
+                // Each node fetches 2 MiB: under the quota alone, over it together.
+                for (node, seed) in [(a, 1), (b, 2)] {
+                    let id = try await node.create(["url": node.testdata("/testdata/2M?seed=\(seed)")])["id"] as! String
+                    try await node.waitFor(id, timeout: .seconds(30)) { $0["state"] as? String == "completed" }
+                }
+                // Within an exchange (5 s), each node shows both nodes' bytes, and holds.
+                for node in [a, b] {
+                    let held = try await waitUntil(.seconds(20), every: .milliseconds(100)) {
+                        let queue = try await node.request(.get, "/queue").json()
+                        let used = ((queue["quota"] as? [String: Any])?["used"] as? [String: Any])?["day"] as? Int ?? 0
+                        return used >= 4 << 20 && queue["heldBy"] as? String == "quota"
+                    }
+                    let queue = try await node.request(.get, "/queue").json()
+                    #expect(held, "\(queue)")
+                }
+                let next = try await b.create(["url": b.testdata("/testdata/256K?seed=3")])
+                #expect(next["heldBy"] as? String == "quota", "\(next)")
             }
         }
     }

@@ -29,6 +29,24 @@ import Testing
         #expect(ledger.periodStart(of: CivilDate(year: 2027, month: 1, day: 3)!) == CivilDate(year: 2026, month: 12, day: 15))
     }
 
+    /// Two nodes add to one stored ledger: the sum, in the periods of the instant added at;
+    /// new settings keep the counts; yesterday's stored bytes are not today's.
+    @Test func nodesAddToTheStoredLedgerAndNoneOverwritesAnother() throws {
+        let noon = Self.utc(2026, 12, 7, 11)
+        let quota = QuotaSettings(day: 300, month: nil, monthStartsOn: 1)
+        let first = QuotaLedger.merged(stored: nil, adding: 100, settings: quota, at: noon, zone: Self.berlin)
+        let text = first.stored.text
+        let second = QuotaLedger.merged(
+            stored: QuotaLedger(storedText: text), adding: 250, settings: nil, at: noon + 60, zone: Self.berlin)
+        #expect(second.dayBytes == 350 && second.monthBytes == 350 && second.reached && second.settings == quota)
+        let raised = QuotaSettings(day: 1000, month: nil, monthStartsOn: 1)
+        let patched = QuotaLedger.merged(stored: second, adding: 0, settings: raised, at: noon + 120, zone: Self.berlin)
+        #expect(patched.dayBytes == 350 && !patched.reached)
+        let tomorrow = QuotaLedger.merged(stored: patched, adding: 5, settings: nil, at: noon + 86_400, zone: Self.berlin)
+        #expect(tomorrow.dayBytes == 5 && tomorrow.monthBytes == 355)
+        #expect(QuotaLedger(storedText: "not json") == nil)
+    }
+
     @Test func itIsStoredAndReadBackAndABodyIsCheckedFieldByField() throws {
         var ledger = QuotaLedger(settings: QuotaSettings(day: 5 << 30, month: nil, monthStartsOn: 1))
         ledger.add(1234, at: Self.utc(2026, 12, 7, 10), zone: Self.berlin)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Quotas (CONTRACT.md §7): bytes downloaded by all jobs per calendar day and per month in the
 /// schedule's time zone, the month starting on `monthStartsOn`. At a quota the queue holds
 /// every job (`heldBy: "quota"`) until the period ends.
@@ -150,6 +152,25 @@ public struct QuotaLedger: Sendable, Equatable {
             ("countedDay", .integer(Int64(day == .min ? 0 : day))), ("dayBytes", .integer(dayBytes)),
             ("countedMonth", .integer(Int64(monthStart == .min ? 0 : monthStart))), ("monthBytes", .integer(monthBytes)),
         ])
+    }
+
+    /// A stored ledger's text (`stored.text`); nil for one that cannot be read.
+    public init?(storedText text: String) {
+        guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { return nil }
+        self.init(stored: json)
+    }
+
+    /// What a cluster's store keeps when a node brings `bytes` it counted (and, with
+    /// `settings`, new quotas): the stored counts, rolled to `instant`'s periods, plus them.
+    /// Every node adds to the same counts; none overwrites another's.
+    public static func merged(
+        stored: QuotaLedger?, adding bytes: Int64, settings: QuotaSettings?, at instant: Int64, zone: ScheduleZone
+    ) -> QuotaLedger {
+        var ledger = stored ?? QuotaLedger(settings: settings ?? .none)
+        if let settings { ledger.settings = settings }
+        ledger.roll(to: instant, zone: zone)
+        ledger.add(bytes, at: instant, zone: zone)
+        return ledger
     }
 
     /// A stored ledger; nil for one that cannot be read (no quota then).
