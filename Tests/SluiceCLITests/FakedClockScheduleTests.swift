@@ -157,7 +157,9 @@ struct FakedService {
             let queue = try await json("/queue")
             let now = Date()
             if applied(queue) {
-                guard now >= real else { throw RawHTTPClient.Failure(description: "applied \(real.timeIntervalSince(now)) s before the boundary") }
+                guard now >= real else {
+                    throw RawHTTPClient.Failure(description: "applied \(real.timeIntervalSince(now)) s before the boundary")
+                }
                 return .milliseconds(Int64((now.timeIntervalSince(real) * 1000).rounded()))
             }
             try await Task.sleep(for: .milliseconds(20))
