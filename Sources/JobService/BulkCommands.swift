@@ -149,7 +149,7 @@ enum BulkCommands {
                 node.jobs.adopt(found)
                 // What they wait for, as the store has it (a dependency gone from the table
                 // too), as `holdStored` reads it for one job.
-                try await node.readDependencyStates(Set(found.flatMap(\.after)))
+                try await DependencyStates.read(Set(found.flatMap(\.after)), on: node)
             }
         }
         return node.order.filter { node.jobs[$0].map(selection.contains) ?? false }

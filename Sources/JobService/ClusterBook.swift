@@ -11,7 +11,7 @@ struct ClusterBook {
     let keeps: Bool
 
     /// Jobs others wait for that the store had no row of when a cluster node asked (gone),
-    /// and those it is being asked about (`askStore(about:)`).
+    /// and those it is being asked about (`DependencyStates.askStore`).
     var goneFromStore: Set<String> = []
     var askingStoreAbout: Set<String> = []
     /// Runs that ended while the store could not record it: shown ended, recorded (or found

@@ -77,7 +77,7 @@ struct ClusterChangeFeed: Service, CustomStringConvertible {
             // What live rows wait for and this node does not know: read before they are
             // absorbed (unknown, a dependency would look deleted).
             let live = (changes.jobs + rechecked.compactMap(\.row)).filter(\.state.isLive)
-            try await node.readDependencyStates(Set(live.flatMap(\.after)))
+            try await DependencyStates.read(Set(live.flatMap(\.after)), on: node)
         } catch {
             node.book.toRecheck.formUnion(recheck)
             node.logger.warning("cannot read the cluster's changes: \(error)")

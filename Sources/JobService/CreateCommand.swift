@@ -61,7 +61,7 @@ enum CreateCommand {
             return try await makeNew(request, idempotencyKey: idempotencyKey, fingerprint: fingerprint, on: node)
         } catch {
             // Refused: the states read for its `after` are not kept for a job never made.
-            node.forgetFinishedDependencies(request.after)
+            DependencyStates.forget(request.after, on: node)
             throw error
         }
     }
@@ -118,7 +118,7 @@ enum CreateCommand {
         {
             throw SluiceError(.invalidField, "dir: \(problem)", field: "dir")
         }
-        try await node.checkDependenciesExist(request.after)
+        try await DependencyStates.checkExist(request.after, on: node)
         let now = node.configuration.clock.now()
         var job = JobSnapshot(
             id: newID(), url: request.url, state: request.paused ? .paused : .queued,
@@ -134,20 +134,20 @@ enum CreateCommand {
         job.directory = request.directory
         job.startAt = request.startAt
         job.ignoreSchedule = request.ignoreSchedule
-        job.waitingFor = node.notCompleted(request.after)
+        job.waitingFor = DependencyStates.notCompleted(request.after, on: node)
         return job
     }
 
     /// The states of the jobs that new `jobs` wait for, as they are made.
     static func dependencyStates(of jobs: [JobSnapshot], on node: isolated JobScheduler) -> [String: JobState] {
         var states: [String: JobState] = [:]
-        for id in jobs.flatMap(\.after) { if let state = node.stateOf(id) { states[id] = state } }
+        for id in jobs.flatMap(\.after) { if let state = DependencyStates.state(of: id, on: node) { states[id] = state } }
         return states
     }
 
     /// Keeps the states of dependencies that left the table while new jobs were stored.
     static func keepStates(_ states: [String: JobState], on node: isolated JobScheduler) {
-        for (id, state) in states where node.stateOf(id) == nil { node.finishedDependencies[id] = state }
+        for (id, state) in states where DependencyStates.state(of: id, on: node) == nil { node.finishedDependencies[id] = state }
     }
 
     /// Makes every job of a batch (`POST /jobs/batch`) with one store write, or none: one that
@@ -158,7 +158,7 @@ enum CreateCommand {
             return try await makeAll(requests, on: node)
         } catch {
             // Refused: the states read for the jobs' `after` are not kept for jobs never made.
-            node.forgetFinishedDependencies(requests.flatMap(\.after))
+            DependencyStates.forget(requests.flatMap(\.after), on: node)
             throw error
         }
     }

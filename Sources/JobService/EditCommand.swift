@@ -38,7 +38,7 @@ enum EditCommand {
         }
         // A run the edit stopped goes on (under the new values, or as it was when the edit
         // was refused), unless it must now wait for other jobs.
-        let complete = node.jobs[id].map { node.dependenciesComplete($0) } ?? false
+        let complete = node.jobs[id].map { DependencyStates.complete($0, on: node) } ?? false
         node.perform(node.machine.editEnded(node.jobs[id], id: id, dependenciesComplete: complete))
         try outcome.get()
         await JobCommands.stored([id], on: node)
@@ -124,7 +124,7 @@ enum EditCommand {
             if let name = filename.value { job.filename = name }
         }
         node.update(job)
-        if job.state == .running, node.runs.running(id) != nil, !node.dependenciesComplete(job) {
+        if job.state == .running, node.runs.running(id) != nil, !DependencyStates.complete(job, on: node) {
             node.sendBack(id, reason: "it now waits for other jobs")
         }
         // A `startAt` moved later: a running job waits for it, its bytes kept; a new instant
@@ -176,7 +176,7 @@ enum EditCommand {
     private static func checkDependencies(_ after: [String]?, of id: String, on node: isolated JobScheduler) async throws {
         guard let after else { return }
         if after.contains(id) { throw SluiceError(.invalidField, "a job cannot wait for itself", field: "after") }
-        try await node.checkDependenciesExist(after)
+        try await DependencyStates.checkExist(after, on: node)
         if JobDependencies.makesCycle(id: id, after: after, dependencies: { node.jobs[$0]?.after ?? [] }) {
             throw SluiceError(.dependencyCycle, "after would make a cycle: one of these jobs already waits for \(id)")
         }

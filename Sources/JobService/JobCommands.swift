@@ -114,8 +114,8 @@ enum JobCommands {
         }
         // Dependencies deleted meanwhile have nothing left to wait for; failed ones are
         // waited for again (they can be retried).
-        if var waiting = node.jobs[id], waiting.after.contains(where: { node.stateOf($0) == nil }) {
-            waiting.after.removeAll { node.stateOf($0) == nil }
+        if var waiting = node.jobs[id], waiting.after.contains(where: { DependencyStates.state(of: $0, on: node) == nil }) {
+            waiting.after.removeAll { DependencyStates.state(of: $0, on: node) == nil }
             node.update(waiting)
         }
         var job = try await node.apply(id) { $0.resumeRequested() }
@@ -152,13 +152,13 @@ enum JobCommands {
         node.noteControlWrite(id)
         node.webhooks?.stored(removed)
         // Who waited for it, read before it goes.
-        let dependents = node.waiting(for: id).compactMap { node.jobs[$0] }
+        let dependents = DependencyStates.waiting(for: id, on: node).compactMap { node.jobs[$0] }
         node.jobs[id] = nil
         node.book.removed(id, state: job.state)
         // A deleted job is no dependency any more (a new `after` naming it is refused), and
         // the finished ones it waited for may be waited for by nobody now.
         node.finishedDependencies[id] = nil
-        node.forgetFinishedDependencies(of: job)
+        DependencyStates.forget(job.after, on: node)
         if shown { node.events.publish(.removed(id: id)) }
         // Its run (stopped, to wait for), lease, limiter and the rest go together; its
         // dependents forget it or fail.

@@ -77,8 +77,8 @@ extension JobScheduler {
             }
             // Held only once what it waits for is known: unknown, it would look deleted. The
             // store is asked, and the row read again at the next read.
-            guard dependenciesKnown(stored.after) else {
-                askStore(about: stored.after)
+            guard DependencyStates.known(stored.after, on: self) else {
+                DependencyStates.askStore(about: stored.after, on: self)
                 book.toRecheck.insert(stored.id)
                 return
             }

@@ -452,11 +452,11 @@ public actor JobScheduler {
             case .releaseLease(let id):
                 releaseLease(id)
             case .failDependents(let id, let reason):
-                failForDependency(waiting(for: id).map { ($0, reason) })
+                DependencyStates.fail(DependencyStates.waiting(for: id, on: self).map { ($0, reason) }, on: self)
             case .failCascade(let id, let reason):
-                failForDependency([(id, reason)])
+                DependencyStates.fail([(id, reason)], on: self)
             case .askStore(let ids):
-                askStore(about: ids)
+                DependencyStates.askStore(about: ids, on: self)
             case .schedule:
                 schedule()
                 scheduleWakeUp()
