@@ -747,7 +747,7 @@ def run(results, shots, root):
             def save(schedule):
                 field = driver.find_element(By.CSS_SELECTOR, "#schedule-json")
                 driver.execute_script("arguments[0].value = arguments[1]", field, json.dumps(schedule))
-                click("#schedule-panel button[type=submit]")
+                click("#schedule-panel form[data-role=rules] button[type=submit]")
 
             def now_line():
                 return page.js("return document.querySelector('#schedule-panel [data-role=now]').textContent")
@@ -775,6 +775,30 @@ def run(results, shots, root):
             save({"timeZone": "UTC", "rules": []})
             page.wait(lambda: main_server.job(held["id"])["state"] == "completed", 10, "the held job never ran")
             results.check("clearing the rules opens the window and the held job runs", True)
+            # Painting: three of Monday's hours closed with the pointer, Tuesday's first hour
+            # limited with the keyboard; saved, they are the rules.
+            click("#schedule-panel input[name=brush][value=closed]")
+            for hour in range(3):
+                click(f"#schedule-panel td[data-day='0'][data-hour='{hour}']")
+            click("#schedule-panel input[name=brush][value=limited]")
+            rate = driver.find_element(By.CSS_SELECTOR, "#schedule-panel input[name=rate]")
+            rate.clear()
+            rate.send_keys("2")
+            cell = driver.find_element(By.CSS_SELECTOR, "#schedule-panel td[data-day='0'][data-hour='2']")
+            driver.execute_script("arguments[0].focus()", cell)
+            cell.send_keys(Keys.ARROW_DOWN)
+            driver.switch_to.active_element.send_keys(Keys.SPACE)
+            click("#schedule-panel form[data-role=paint] button[type=submit]")
+            painted = [{"days": ["mon"], "from": "00:00", "to": "03:00", "run": False},
+                       {"days": ["tue"], "from": "02:00", "to": "03:00", "limitRate": 2 * 1024 * 1024}]
+            page.wait(lambda: main_server.request("GET", "/schedule")[1].get("rules") == painted, 5,
+                      f"the painted week is not the rules: {main_server.request('GET', '/schedule')[1].get('rules')}")
+            results.check("hours painted with the pointer and the keyboard are saved as rules", True)
+            results.check("the grid shows the painted hours after saving",
+                          page.js("return document.querySelectorAll('#schedule-panel td[data-set=closed]').length") == 3)
+            driver.execute_script("document.querySelector('#schedule-panel').scrollIntoView()")
+            page.shot("schedule-painted.png")
+            save({"timeZone": "UTC", "rules": []})
             errors = page.severe_logs()
             results.check("no JavaScript errors in the schedule panel", not errors, errors)
         results.step("schedule panel", schedule_panel)
