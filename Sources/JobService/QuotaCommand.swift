@@ -16,10 +16,11 @@ enum QuotaCommand {
         adopt(counted, on: node)
     }
 
-    /// `PATCH /queue`'s `quota`, over the quota in effect: stored first.
+    /// `PATCH /queue`'s `quota`: checked here, then stored over the stored quotas (another
+    /// node's change meanwhile kept), then in effect.
     static func update(_ json: JSONValue, on node: isolated JobScheduler) async throws {
-        let settings = try QuotaSettings(json: json, over: node.quota.settings)
-        try await exchange(settings: settings, on: node)
+        _ = try QuotaSettings(json: json, over: node.quota.settings)
+        try await exchange(patch: json, on: node)
     }
 
     /// This node's counts added to the stored ledger, and the ledger every node added to
@@ -28,20 +29,25 @@ enum QuotaCommand {
     static func exchangeCounts(on node: isolated JobScheduler) async {
         guard node.storeAnswers else { return }
         await StoreCallBudget.$current.withValue(StoreCallBudget(node.configuration.storeBudget)) {
-            try? await exchange(settings: nil, on: node)
+            try? await exchange(patch: nil, on: node)
         }
     }
 
-    /// Adds the unsaved bytes (and, with `settings`, new quotas) to the stored ledger in one
-    /// transaction, or with nothing to add reads it; then adopts it, with what this node
-    /// counted while the store answered. The bytes are taken before the store is asked, so
-    /// that an exchange meanwhile (a `PATCH` beside the periodic one) cannot add them twice.
-    private static func exchange(settings: QuotaSettings?, on node: isolated JobScheduler) async throws {
+    /// Adds the unsaved bytes (and, with `patch`, new quotas) to the stored ledger in one
+    /// transaction, or with nothing to add reads it; then adopts it, rolled to now, with what
+    /// this node counted while the store answered. The bytes are taken before the store is
+    /// asked, so that an exchange meanwhile (a `PATCH` beside the periodic one) cannot add them
+    /// twice; of two exchanges that answer out of order, the older ledger is not adopted.
+    ///
+    /// Left as they are: bytes whose transaction committed after the store budget ran out are
+    /// added again by the next exchange, and bytes counted in the last seconds before
+    /// midnight but added after it count in the new day.
+    private static func exchange(patch: JSONValue?, on node: isolated JobScheduler) async throws {
         let bytes = node.quotaUnsaved
         let now = instant(on: node)
         let zone = node.timetable.schedule.zone
         let text: String
-        if bytes == 0, settings == nil {
+        if bytes == 0, patch == nil {
             guard let stored = try await node.repository.quotaText() else { return }
             text = stored
         } else {
@@ -49,7 +55,7 @@ enum QuotaCommand {
             do {
                 text = try await node.repository.updateQuotaText { stored in
                     QuotaLedger.merged(
-                        stored: stored.flatMap(QuotaLedger.init(storedText:)), adding: bytes, settings: settings, at: now, zone: zone
+                        stored: stored.flatMap(QuotaLedger.init(storedText:)), adding: bytes, patch: patch, at: now, zone: zone
                     ).stored.text
                 }
             } catch {
@@ -57,7 +63,8 @@ enum QuotaCommand {
                 throw error
             }
         }
-        guard var ledger = QuotaLedger(storedText: text) else { return }
+        guard var ledger = QuotaLedger(storedText: text), ledger.revision >= node.quota.revision else { return }
+        ledger.roll(to: instant(on: node), zone: zone)
         ledger.add(node.quotaUnsaved, at: instant(on: node), zone: zone)
         adopt(ledger, on: node)
     }

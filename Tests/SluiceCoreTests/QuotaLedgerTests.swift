@@ -34,15 +34,19 @@ import Testing
     @Test func nodesAddToTheStoredLedgerAndNoneOverwritesAnother() throws {
         let noon = Self.utc(2026, 12, 7, 11)
         let quota = QuotaSettings(day: 300, month: nil, monthStartsOn: 1)
-        let first = QuotaLedger.merged(stored: nil, adding: 100, settings: quota, at: noon, zone: Self.berlin)
+        let first = QuotaLedger.merged(stored: nil, adding: 100, patch: .object([("day", .integer(300))]), at: noon, zone: Self.berlin)
         let text = first.stored.text
         let second = QuotaLedger.merged(
-            stored: QuotaLedger(storedText: text), adding: 250, settings: nil, at: noon + 60, zone: Self.berlin)
+            stored: QuotaLedger(storedText: text), adding: 250, patch: nil, at: noon + 60, zone: Self.berlin)
         #expect(second.dayBytes == 350 && second.monthBytes == 350 && second.reached && second.settings == quota)
-        let raised = QuotaSettings(day: 1000, month: nil, monthStartsOn: 1)
-        let patched = QuotaLedger.merged(stored: second, adding: 0, settings: raised, at: noon + 120, zone: Self.berlin)
-        #expect(patched.dayBytes == 350 && !patched.reached)
-        let tomorrow = QuotaLedger.merged(stored: patched, adding: 5, settings: nil, at: noon + 86_400, zone: Self.berlin)
+        #expect(first.revision == 1 && second.revision == 2 && QuotaLedger(storedText: second.stored.text)?.revision == 2)
+        // A patch of the month keeps the day another node set.
+        let patched = QuotaLedger.merged(
+            stored: second, adding: 0, patch: .object([("month", .integer(1000))]), at: noon + 120, zone: Self.berlin)
+        #expect(patched.settings == QuotaSettings(day: 300, month: 1000, monthStartsOn: 1) && patched.dayBytes == 350)
+        let raised = QuotaLedger.merged(stored: patched, adding: 0, patch: .object([("day", .integer(1000))]), at: noon, zone: Self.berlin)
+        #expect(!raised.reached)
+        let tomorrow = QuotaLedger.merged(stored: raised, adding: 5, patch: nil, at: noon + 86_400, zone: Self.berlin)
         #expect(tomorrow.dayBytes == 5 && tomorrow.monthBytes == 355)
         #expect(QuotaLedger(storedText: "not json") == nil)
     }

@@ -57,6 +57,10 @@ public struct QuotaLedger: Sendable, Equatable {
     public private(set) var dayBytes: Int64 = 0
     public private(set) var monthStart: Int
     public private(set) var monthBytes: Int64 = 0
+    /// How many times the store's ledger was written: a node takes a ledger read from the
+    /// store only when it is no older than the one it holds (two exchanges of one node may
+    /// answer out of order).
+    public var revision: Int64 = 0
 
     public init(settings: QuotaSettings = .none) {
         self.settings = settings
@@ -151,6 +155,7 @@ public struct QuotaLedger: Sendable, Equatable {
             ("day", JSONValue(settings.day)), ("month", JSONValue(settings.month)), ("monthStartsOn", JSONValue(settings.monthStartsOn)),
             ("countedDay", .integer(Int64(day == .min ? 0 : day))), ("dayBytes", .integer(dayBytes)),
             ("countedMonth", .integer(Int64(monthStart == .min ? 0 : monthStart))), ("monthBytes", .integer(monthBytes)),
+            ("revision", .integer(revision)),
         ])
     }
 
@@ -163,13 +168,17 @@ public struct QuotaLedger: Sendable, Equatable {
     /// What a cluster's store keeps when a node brings `bytes` it counted (and, with
     /// `settings`, new quotas): the stored counts, rolled to `instant`'s periods, plus them.
     /// Every node adds to the same counts; none overwrites another's.
+    /// With `patch` (`PATCH /queue`'s `quota`), the stored settings patched: what another node
+    /// changed meanwhile is kept (a patch the node checked but the stored settings refuse
+    /// changes nothing).
     public static func merged(
-        stored: QuotaLedger?, adding bytes: Int64, settings: QuotaSettings?, at instant: Int64, zone: ScheduleZone
+        stored: QuotaLedger?, adding bytes: Int64, patch: JSONValue?, at instant: Int64, zone: ScheduleZone
     ) -> QuotaLedger {
-        var ledger = stored ?? QuotaLedger(settings: settings ?? .none)
-        if let settings { ledger.settings = settings }
+        var ledger = stored ?? QuotaLedger()
+        if let patch, let settings = try? QuotaSettings(json: patch, over: ledger.settings) { ledger.settings = settings }
         ledger.roll(to: instant, zone: zone)
         ledger.add(bytes, at: instant, zone: zone)
+        ledger.revision = ledger.revision.addingReportingOverflow(1).overflow ? 0 : ledger.revision + 1
         return ledger
     }
 
@@ -184,5 +193,6 @@ public struct QuotaLedger: Sendable, Equatable {
         self.init(
             settings: settings, day: Int(integer("countedDay") ?? 0), dayBytes: integer("dayBytes") ?? 0,
             monthStart: Int(integer("countedMonth") ?? 0), monthBytes: integer("monthBytes") ?? 0)
+        revision = integer("revision") ?? 0
     }
 }
