@@ -788,9 +788,13 @@ def run(results, shots, root):
             driver.execute_script("arguments[0].focus()", cell)
             cell.send_keys(Keys.ARROW_DOWN)
             driver.switch_to.active_element.send_keys(Keys.SPACE)
+            # No limit (a rule's limitRate null), painted on Wednesday's first hour.
+            click("#schedule-panel input[name=brush][value=unlimited]")
+            click("#schedule-panel td[data-day='2'][data-hour='0']")
             click("#schedule-panel form[data-role=paint] button[type=submit]")
             painted = [{"days": ["mon"], "from": "00:00", "to": "03:00", "run": False},
-                       {"days": ["tue"], "from": "02:00", "to": "03:00", "limitRate": 2 * 1024 * 1024}]
+                       {"days": ["tue"], "from": "02:00", "to": "03:00", "limitRate": 2 * 1024 * 1024},
+                       {"days": ["wed"], "from": "00:00", "to": "01:00", "limitRate": None}]
             page.wait(lambda: main_server.request("GET", "/schedule")[1].get("rules") == painted, 5,
                       f"the painted week is not the rules: {main_server.request('GET', '/schedule')[1].get('rules')}")
             results.check("hours painted with the pointer and the keyboard are saved as rules", True)

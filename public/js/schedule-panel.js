@@ -19,6 +19,8 @@ export class SchedulePanel {
     #schedule = null;
     /** The painted week, `week[day][hour]`: what the grid shows and the paint form saves. */
     #week = null;
+    /** Hours painted and not saved: a reload of the schedule keeps them. */
+    #dirty = false;
     #painting = false;
     /** The cell the keyboard is on: [day, hour]. */
     #cursor = [0, 0];
@@ -47,14 +49,17 @@ export class SchedulePanel {
         });
         this.#grid.addEventListener("pointerdown", (event) => {
             const cell = event.target.closest("td");
-            if (!cell) return;
+            if (!cell || event.button !== 0) return;
             event.preventDefault();
             this.#painting = true;
+            this.#moveTo(cell);
             this.#paintCell(cell);
         });
-        this.#grid.addEventListener("pointerover", (event) => {
-            const cell = event.target.closest("td");
-            if (this.#painting && cell) this.#paintCell(cell);
+        // A touch keeps its pointer on the first cell: the cell under it is looked up.
+        this.#grid.addEventListener("pointermove", (event) => {
+            if (!this.#painting) return;
+            const cell = document.elementFromPoint(event.clientX, event.clientY)?.closest("td");
+            if (cell && this.#grid.contains(cell)) this.#paintCell(cell);
         });
         document.addEventListener("pointerup", () => {
             this.#painting = false;
@@ -75,17 +80,20 @@ export class SchedulePanel {
         this.#schedule = schedule;
         const rules = schedule.rules ?? [];
         this.#editor.value = JSON.stringify(table, null, 2);
-        this.#week = weekFromRules(rules);
+        if (!this.#dirty) this.#week = weekFromRules(rules);
         this.#drawGrid(rules, schedule.timetable != null);
         const rate = inEffect.limitRate == null ? "no speed limit" : `${(inEffect.limitRate / MIB).toFixed(2)} MiB/s`;
         const window = inEffect.run ? "downloading" : "window closed: nothing starts";
         const next = inEffect.next ? `until ${new Date(inEffect.next).toLocaleString()}` : "no change ahead";
         this.#now.textContent = `Now (${schedule.timeZone}): ${window}, ${inEffect.maxActive} at once, ${rate}; ${next}.`;
         // What painting cannot show, and would drop on saving.
-        const dropped = schedule.timetable != null || rules.some((rule) => "maxActive" in rule || !/:00$/.test(rule.from) || !/:00$/.test(rule.to));
-        this.#paintStatus.textContent = dropped
-            ? "Saving a painted week replaces the rules: their maxActive and times within an hour are not kept."
-            : "";
+        if (schedule.timetable != null) {
+            this.#paintStatus.textContent = "The schedule is an rclone timetable, which the grid does not draw: saving a painted week replaces it.";
+        } else if (rules.some((rule) => "maxActive" in rule || !/:00$/.test(rule.from) || !/:00$/.test(rule.to))) {
+            this.#paintStatus.textContent = "Saving a painted week replaces the rules: their maxActive and times within an hour are not kept.";
+        } else {
+            this.#paintStatus.textContent = "";
+        }
     }
 
     #drawGrid(rules, fromTimetable) {
@@ -93,7 +101,7 @@ export class SchedulePanel {
         table.className = "schedule-grid";
         table.setAttribute("role", "grid");
         const caption = document.createElement("caption");
-        caption.textContent = `${fromTimetable ? "The week, from the timetable" : "The week, hour by hour"}: click or drag over hours to paint them`;
+        caption.textContent = `${fromTimetable ? "The week, from the timetable" : "The week, hour by hour"}: click or drag over hours to paint them (or arrow keys and Space)`;
         table.append(caption);
         const head = table.createTHead().insertRow();
         head.append(document.createElement("th"));
@@ -116,7 +124,7 @@ export class SchedulePanel {
                 cell.dataset.day = String(day);
                 cell.dataset.hour = String(hour);
                 cell.tabIndex = day === this.#cursor[0] && hour === this.#cursor[1] ? 0 : -1;
-                this.#drawCell(cell, settingsAt(rules, day, hour * 60 + 30));
+                this.#drawCell(cell, this.#dirty ? SchedulePanel.effectOf(this.#week[day][hour]) : settingsAt(rules, day, hour * 60 + 30));
             }
         });
         this.#grid.replaceChildren(table);
@@ -130,8 +138,10 @@ export class SchedulePanel {
         if (effect.run?.value === false) {
             cell.dataset.set = "closed";
             words.push("closed");
-        } else if (effect.limitRate || effect.maxActive) {
+        } else if (effect.limitRate?.value != null || effect.maxActive) {
             cell.dataset.set = "limited";
+        } else if (effect.limitRate) {
+            cell.dataset.set = "unlimited";
         }
         if (effect.limitRate) {
             words.push(effect.limitRate.value == null ? "no limit" : `${(effect.limitRate.value / MIB).toFixed(1)} MiB/s`);
@@ -145,25 +155,38 @@ export class SchedulePanel {
     #brush() {
         const kind = this.#paint.elements.brush.value;
         if (kind !== "limited") return { kind, rate: null };
-        const mib = Number(this.#paint.elements.rate.value);
-        if (!Number.isFinite(mib) || mib <= 0) return null;
-        return { kind, rate: Math.round(mib * MIB) };
+        const rate = Math.round(Number(this.#paint.elements.rate.value) * MIB);
+        // What the service takes: 1 byte a second to 2^40.
+        if (!Number.isFinite(rate) || rate < 1 || rate > 2 ** 40) return null;
+        return { kind, rate };
+    }
+
+    /** What an hour painted `hour` sets, as `settingsAt` says it. */
+    static effectOf(hour) {
+        if (hour.kind === "closed") return { run: { value: false } };
+        if (hour.kind === "limited" || hour.kind === "unlimited") return { limitRate: { value: hour.rate } };
+        return {};
     }
 
     #paintCell(cell) {
         const brush = this.#brush();
         if (!brush) {
-            this.#paintStatus.textContent = "A limit is a number of MiB/s above 0.";
+            this.#paintStatus.textContent = "A limit is a number of MiB/s, from 0.000001 to 1048576.";
             return;
         }
         const day = Number(cell.dataset.day);
         const hour = Number(cell.dataset.hour);
         this.#week[day][hour] = brush;
-        const effect = {};
-        if (brush.kind === "closed") effect.run = { value: false };
-        if (brush.kind === "limited") effect.limitRate = { value: brush.rate };
-        this.#drawCell(cell, effect);
-        cell.dataset.painted = "";
+        this.#dirty = true;
+        this.#drawCell(cell, SchedulePanel.effectOf(brush));
+    }
+
+    /** The keyboard's place follows the pointer's. */
+    #moveTo(cell) {
+        this.#grid.querySelector("td[tabindex='0']")?.setAttribute("tabindex", "-1");
+        cell.tabIndex = 0;
+        cell.focus({ preventScroll: true });
+        this.#cursor = [Number(cell.dataset.day), Number(cell.dataset.hour)];
     }
 
     /** Arrow keys move between hours, Space or Enter paints the one focused. */
@@ -181,17 +204,14 @@ export class SchedulePanel {
         event.preventDefault();
         const day = Math.min(6, Math.max(0, Number(cell.dataset.day) + move[0]));
         const hour = Math.min(23, Math.max(0, Number(cell.dataset.hour) + move[1]));
-        const next = this.#grid.querySelector(`td[data-day="${day}"][data-hour="${hour}"]`);
-        cell.tabIndex = -1;
-        next.tabIndex = 0;
-        next.focus();
-        this.#cursor = [day, hour];
+        this.#moveTo(this.#grid.querySelector(`td[data-day="${day}"][data-hour="${hour}"]`));
     }
 
     async #savePainted() {
         if (!this.#schedule) return;
         this.#paintStatus.textContent = "Saving…";
-        await this.#put({ timeZone: this.#schedule.timeZone, rules: rulesFromWeek(this.#week) }, this.#paintStatus);
+        const saved = await this.#put({ timeZone: this.#schedule.timeZone, rules: rulesFromWeek(this.#week) }, this.#paintStatus, true);
+        if (saved) this.#dirty = false;
     }
 
     async #saveRules() {
@@ -206,13 +226,18 @@ export class SchedulePanel {
         await this.#put(schedule, this.#status);
     }
 
-    async #put(schedule, status) {
+    /** PUTs `schedule`; true when it was stored. `fromPaint`: the week shown is the one saved. */
+    async #put(schedule, status, fromPaint = false) {
         try {
-            this.#show(await this.#api.putSchedule(schedule));
+            const stored = await this.#api.putSchedule(schedule);
+            if (fromPaint) this.#dirty = false;
+            this.#show(stored);
             status.textContent = "Saved.";
+            return true;
         } catch (error) {
             status.textContent = "";
             this.#say(error.message ?? String(error), { error: true });
+            return false;
         }
     }
 }

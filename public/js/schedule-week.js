@@ -1,6 +1,7 @@
 // The week as 7 × 24 painted hours, and back to rules: what the schedule panel's grid
-// edits. An hour is "full" (no rule: the queue's own settings), "limited" (a rate) or
-// "closed" (the window: nothing runs).
+// edits. An hour is "own" (no rule: the queue's own settings), "unlimited" (a rule's
+// `limitRate: null`: no limit, whatever the queue's), "limited" (a rate) or "closed" (the
+// window: nothing runs).
 
 export const DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 
@@ -37,7 +38,8 @@ export function hourFromRules(rules, day, hour) {
     const effect = settingsAt(rules, day, hour * 60 + 30);
     if (effect.run?.value === false) return { kind: "closed", rate: null };
     if (effect.limitRate?.value != null) return { kind: "limited", rate: effect.limitRate.value };
-    return { kind: "full", rate: null };
+    if (effect.limitRate) return { kind: "unlimited", rate: null };
+    return { kind: "own", rate: null };
 }
 
 /** The week the rules paint: `week[day][hour]`. */
@@ -51,7 +53,7 @@ function sameHour(a, b) {
 
 /**
  * The fewest rules (one per run of equal hours, shared by the days that have the same run)
- * that paint `week`: full hours need none.
+ * that paint `week`: the queue's own hours need none.
  */
 export function rulesFromWeek(week) {
     const byRun = new Map();
@@ -60,7 +62,7 @@ export function rulesFromWeek(week) {
         for (let hour = 1; hour <= 24; hour += 1) {
             if (hour < 24 && sameHour(hours[hour], hours[start])) continue;
             const painted = hours[start];
-            if (painted.kind !== "full") {
+            if (painted.kind !== "own") {
                 const key = `${start}-${hour}-${painted.kind}-${painted.rate}`;
                 const run = byRun.get(key) ?? { start, end: hour, painted, days: [] };
                 run.days.push(DAYS[day]);
