@@ -97,7 +97,7 @@ run_pass() {
         return 124
     fi
     wait "$pid" || status=$?
-    if [ "$status" -gt 128 ] || grep -qE "^(💣|Fatal error|Thread [0-9]+ .*crashed)" "$log"; then
+    if [ "$status" -gt 128 ] || grep -qE "^(💣|Fatal error|.*: Fatal error|Thread [0-9]+ .*crashed)" "$log"; then
         # A test process that crashed prints its threads last, and CI keeps only the end of
         # the log: the cause and the tests under way are repeated after them.
         echo "test.sh: the test process crashed (status $status); what it said of the crash:"
