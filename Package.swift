@@ -275,7 +275,7 @@ let package = Package(
             ],
             swiftSettings: testSettings
         ),
-        .testTarget(name: "SluiceCoreTests", dependencies: ["SluiceCore"], swiftSettings: testSettings),
+        .testTarget(name: "SluiceCoreTests", dependencies: ["SluiceCore", "SluiceTestSupport"], swiftSettings: testSettings),
         .testTarget(name: "Aria2RPCTests", dependencies: ["Aria2RPC", "SluiceCore"], swiftSettings: testSettings),
         .testTarget(
             name: "RangeOriginTests",

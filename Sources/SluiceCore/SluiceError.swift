@@ -41,6 +41,9 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
         // Download failures.
         public static let httpStatus = Code(rawValue: "http_status")
         public static let checksumMismatch = Code(rawValue: "checksum_mismatch")
+        /// A `checksumUrl` that could not be fetched or read, or that has no entry for the
+        /// job's file: the job fails before its first byte (CONTRACT.md §8).
+        public static let checksumUnavailable = Code(rawValue: "checksum_unavailable")
         public static let remoteChanged = Code(rawValue: "remote_changed")
         public static let noSpace = Code(rawValue: "no_space")
         public static let fileTooLarge = Code(rawValue: "file_too_large")
