@@ -10,7 +10,8 @@ public struct Aria2JobOptions: Equatable, Sendable {
     public var headers: [String: String] = [:]
     /// `max-download-limit`: `.removed` for 0 (unlimited).
     public var limitRate: Patched<Int64>?
-    public var sha256: String?
+    /// `checksum`: `sha-256`, `sha-512`, `sha-1` or `md5` `=HEX`.
+    public var checksum: Checksum?
     public var paused: Bool?
     public var proxy: String?
     /// Whether `dir` was given: `directory` is then what it names.
@@ -55,15 +56,11 @@ public struct Aria2JobOptions: Equatable, Sendable {
                 }
             case "checksum":
                 let text = try Self.text(value, name)
-                let parts = text.split(separator: "=", maxSplits: 1)
-                guard parts.count == 2, parts[0].lowercased() == "sha-256" else {
-                    throw Aria2Failure("checksum: only sha-256=HEX is verified")
+                do {
+                    checksum = try Checksum(parsing: text)
+                } catch {
+                    throw Aria2Failure((error as? SluiceError)?.message ?? "checksum must be ALGO=HEX")
                 }
-                let digest = parts[1].lowercased()
-                guard digest.count == 64, digest.allSatisfy(\.isHexDigit) else {
-                    throw Aria2Failure("checksum: sha-256 takes 64 hexadecimal digits")
-                }
-                sha256 = digest
             case "pause":
                 let text = try Self.text(value, name)
                 guard text == "true" || text == "false" else { throw Aria2Failure("pause must be true or false") }

@@ -25,8 +25,10 @@ extension Download {
             // Most of the file was hashed while it arrived; this hashes the rest.
             digest = try await hasher.finish(file: file, length: size)
         }
-        if case .fail(let mismatch) = RetryMachine.verified(digest: digest, expected: options.expectedSHA256) {
-            throw mismatch
+        if let expected = options.expectedChecksum {
+            // Another algorithm than SHA-256 (which the job always reports) costs a second read.
+            let actual = expected.algorithm == .sha256 ? digest : try await FileDigests.hex(expected.algorithm, of: file, length: size)
+            if case .fail(let mismatch) = RetryMachine.verified(digest: actual, expected: expected) { throw mismatch }
         }
         if let mismatch = Self.announcedDigestMismatch(digest: digest, announced: state.remote?.announcedSHA256) {
             throw mismatch

@@ -6,8 +6,10 @@ public struct DownloadOptions: Sendable {
     public var connections: Int
     /// Extra request headers (cookies, authorization for the remote).
     public var headers: [String: String]
-    /// Hex SHA-256 the finished file must have.
-    public var expectedSHA256: String?
+    /// The digest the finished file must have (`checksum`: SHA-256, SHA-512, SHA-1 or MD5).
+    public var expectedChecksum: Checksum?
+    /// `expectedChecksum`'s hexadecimal digits when it is a SHA-256.
+    public var expectedSHA256: String? { expectedChecksum?.algorithm == .sha256 ? expectedChecksum?.hex : nil }
     public var retry: RetryPolicy
     /// A connection that delivers no byte for this long has stalled (seconds).
     public var stallTimeout: Double
@@ -48,14 +50,14 @@ public struct DownloadOptions: Sendable {
     public var neverRun: Bool = false
 
     public init(
-        connections: Int = 4, headers: [String: String] = [:], expectedSHA256: String? = nil,
+        connections: Int = 4, headers: [String: String] = [:], expectedSHA256: String? = nil, expectedChecksum: Checksum? = nil,
         retry: RetryPolicy = RetryPolicy(), stallTimeout: Double = 30, checkpointInterval: Double = 2,
         progressInterval: Double = 0.25, minimumSplit: Int64 = 1 << 20, preallocate: Bool = true,
         rateLimiter: RateLimiter? = nil
     ) {
         self.connections = min(16, max(1, connections))
         self.headers = headers
-        self.expectedSHA256 = expectedSHA256?.lowercased()
+        self.expectedChecksum = expectedChecksum ?? expectedSHA256.flatMap { Checksum(.sha256, hex: $0) }
         self.retry = retry
         self.stallTimeout = stallTimeout
         self.checkpointInterval = checkpointInterval

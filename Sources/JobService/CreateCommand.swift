@@ -123,8 +123,9 @@ enum CreateCommand {
         var job = JobSnapshot(
             id: newID(), url: request.url, state: request.paused ? .paused : .queued,
             connections: request.connections, priority: request.priority, createdAt: now,
-            requestedFilename: request.filename, expectedSHA256: request.sha256, headers: request.headers
+            requestedFilename: request.filename, headers: request.headers
         )
+        job.expectedChecksum = request.checksum
         job.updatedAt = now
         job.after = request.after
         job.limitRate = request.limitRate

@@ -49,8 +49,9 @@ public struct JobEventMessage: Sendable {
     }
 
     /// About what the event costs to hold and to send, known before it is encoded: what a
-    /// job's JSON holds beside its strings (its 26 names and fixed-size values, under 600
-    /// bytes), and the strings it carries.
+    /// job's JSON holds beside its strings (its 27 names and fixed-size values, under 700
+    /// bytes, `integrity` with no digest included), and the strings it carries (an expected
+    /// digest's hexadecimal digits among them).
     let size: Int
 
     static func size(of event: JobEvent) -> Int {
@@ -58,8 +59,14 @@ public struct JobEventMessage: Sendable {
         case .removed(let id):
             return id.utf8.count + 10
         case .job(let job):
-            let strings = [job.url, job.filename ?? "", job.path ?? "", job.notify ?? "", job.proxy ?? "", job.error?.message ?? ""]
-            return 640 + strings.reduce(0) { $0 + $1.utf8.count } + (job.after + job.waitingFor).reduce(0) { $0 + $1.utf8.count + 3 }
+            let strings = [
+                job.url, job.filename ?? "", job.path ?? "", job.notify ?? "", job.proxy ?? "", job.error?.message ?? "",
+                job.expectedDigest ?? "",
+            ]
+            // `integrity`'s names and values around an expected digest: about 80 bytes more.
+            let integrity = job.expectedDigest == nil ? 0 : 80
+            return 720 + integrity + strings.reduce(0) { $0 + $1.utf8.count }
+                + (job.after + job.waitingFor).reduce(0) { $0 + $1.utf8.count + 3 }
         }
     }
 }

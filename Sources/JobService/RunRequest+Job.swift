@@ -12,7 +12,7 @@ extension RunRequest {
         priorFailures: Int, neverRun: Bool, checkpoints: any CheckpointStore, logger: Logger
     ) {
         var options = DownloadOptions(
-            connections: job.connections, headers: job.headers, expectedSHA256: job.expectedSHA256,
+            connections: job.connections, headers: job.headers, expectedChecksum: job.expectedChecksum,
             retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: rateLimiter
         )
         options.minimumFreeSpace = configuration.minFreeSpace

@@ -437,7 +437,7 @@ public final class SQLiteJobRepository: JobRepository {
         let dependencies = job.storedDependencies
         return [
             job.url, job.state.rawValue, job.filename, job.requestedFilename, job.bytesTotal, job.bytesDone,
-            job.connections, job.resumable, job.expectedSHA256, job.sha256, job.path, job.error?.code,
+            job.connections, job.resumable, job.expectedDigest, job.sha256, job.path, job.error?.code,
             job.error?.message, job.priority, headers, job.createdAt.timeIntervalSince1970,
             job.updatedAt.timeIntervalSince1970, job.completedAt?.timeIntervalSince1970, job.retryAt?.timeIntervalSince1970,
             dependencies, job.limitRate, job.notify, job.proxy, job.startAt?.timeIntervalSince1970, job.ignoreSchedule,
@@ -458,7 +458,7 @@ public final class SQLiteJobRepository: JobRepository {
             id: row[0], url: row[1], state: JobState(rawValue: row[2]) ?? .failed,
             connections: row[3], priority: row[4],
             createdAt: Date(timeIntervalSince1970: row[5]), requestedFilename: row[6],
-            expectedSHA256: row[7], headers: JobSnapshot.headers(stored: row[8])
+            expectedDigest: row[7], headers: JobSnapshot.headers(stored: row[8])
         )
         job.filename = row[9]
         job.bytesTotal = row[10]

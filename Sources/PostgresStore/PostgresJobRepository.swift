@@ -204,7 +204,7 @@ public final class PostgresJobRepository: ClusterStore {
             binds.append(job.bytesDone)
             binds.append(job.connections)
             binds.append(job.resumable)
-            binds.append(job.expectedSHA256)
+            binds.append(job.expectedDigest)
             binds.append(job.sha256)
             binds.append(job.path)
             binds.append(job.error?.code)
@@ -378,7 +378,7 @@ public final class PostgresJobRepository: ClusterStore {
             WITH changed AS (
                 UPDATE job SET url = \(job.url), state = \(job.state.rawValue),
                     requested_filename = \(job.requestedFilename), connections = \(job.connections),
-                    expected_sha256 = \(job.expectedSHA256), sha256 = \(job.sha256), path = \(job.path),
+                    expected_sha256 = \(job.expectedDigest), sha256 = \(job.sha256), path = \(job.path),
                     error_code = \(job.error?.code), error_message = \(job.error?.message), priority = \(job.priority),
                     headers = \(c.headers), updated_at = \(job.updatedAt.timeIntervalSince1970),
                     completed_at = \(c.completedAt), retry_at = \(c.retryAt), dependencies = \(c.dependencies),
@@ -547,7 +547,7 @@ public final class PostgresJobRepository: ClusterStore {
             connections: try r["connections"].decode(Int.self), priority: try r["priority"].decode(Int.self),
             createdAt: Date(timeIntervalSince1970: try r["created_at"].decode(Double.self)),
             requestedFilename: try r["requested_filename"].decode(String?.self),
-            expectedSHA256: try r["expected_sha256"].decode(String?.self),
+            expectedDigest: try r["expected_sha256"].decode(String?.self),
             headers: JobSnapshot.headers(stored: try r["headers"].decode(String.self))
         )
         job.filename = try r["filename"].decode(String?.self)

@@ -14,9 +14,9 @@ extension Aria2Methods {
         let request: CreateJobRequest
         do {
             request = try CreateJobRequest(
-                url: url, filename: options.filename, connections: options.connections ?? 4, sha256: options.sha256,
+                url: url, filename: options.filename, connections: options.connections ?? 4,
                 headers: options.headers, paused: options.paused ?? false, limitRate: options.limitRate?.value,
-                proxy: options.proxy, directory: options.directory)
+                proxy: options.proxy, directory: options.directory, checksum: options.checksum)
         } catch let error as SluiceError {
             throw Aria2Failure(error.message)
         }
@@ -128,7 +128,7 @@ extension Aria2Methods {
             ("max-download-limit", .string(String(job.limitRate ?? 0))),
         ]
         if let name = job.requestedFilename { members.append(("out", .string(name))) }
-        if let digest = job.expectedSHA256 { members.append(("checksum", .string("sha-256=\(digest)"))) }
+        if let checksum = job.expectedChecksum { members.append(("checksum", .string(checksum.description))) }
         return .object(members.sorted { $0.0 < $1.0 })
     }
 

@@ -66,7 +66,10 @@ import Testing
         #expect(mapped.filename == "a.iso")
         #expect(mapped.connections == 2)
         #expect(mapped.limitRate == .set(2 << 20))
-        #expect(mapped.sha256 == String(repeating: "ab", count: 32))
+        #expect(mapped.checksum == Checksum(.sha256, hex: String(repeating: "ab", count: 32)))
+        #expect(
+            try options([("checksum", .string("md5=B1946AC92492D2347C6235B4D2611184"))]).checksum?.description
+                == "md5=b1946ac92492d2347c6235b4d2611184")
         #expect(mapped.paused == true)
         #expect(mapped.headers == ["Cookie": "a=b", "X-Token": "t", "User-Agent": "ua"])
         #expect(mapped.proxy == "http://p:3128")

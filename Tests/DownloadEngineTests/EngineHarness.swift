@@ -36,11 +36,12 @@ struct EngineHarness: Sendable {
     }
 
     func download(
-        _ path: String, name: String = "job", connections: Int = 4, sha256: String? = nil, fileName: String? = nil,
+        _ path: String, name: String = "job", connections: Int = 4, sha256: String? = nil, checksum: Checksum? = nil,
+        fileName: String? = nil,
         clock: (any Clock<Duration>)? = nil, progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
     ) -> Download {
         var options = DownloadOptions(
-            connections: connections, expectedSHA256: sha256, retry: Self.quickRetry, progressInterval: 0.05,
+            connections: connections, expectedSHA256: sha256, expectedChecksum: checksum, retry: Self.quickRetry, progressInterval: 0.05,
             minimumSplit: 256 << 10
         )
         if let clock {

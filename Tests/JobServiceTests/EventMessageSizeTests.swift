@@ -10,7 +10,7 @@ import Testing
     static func job(url: String = "http://127.0.0.1:9/f.bin") -> JobSnapshot {
         var job = JobSnapshot(
             id: "0000000000001", url: url, state: .failed, connections: 4, priority: 3, createdAt: Date(),
-            requestedFilename: "f.bin", expectedSHA256: String(repeating: "a", count: 64), headers: ["Cookie": "a=b"])
+            requestedFilename: "f.bin", expectedDigest: String(repeating: "a", count: 64), headers: ["Cookie": "a=b"])
         job.filename = "f.bin"
         job.path = "sub/f.bin"
         job.bytesTotal = 1 << 40

@@ -49,7 +49,7 @@ import Testing
         var job = JobSnapshot(
             id: id, url: "https://example.com/\(id).iso", state: state, connections: 4, priority: 2,
             createdAt: Date(timeIntervalSince1970: 1_800_000_000 + second), requestedFilename: "\(id).iso",
-            expectedSHA256: String(repeating: "a", count: 64), headers: ["Cookie": "a=b"]
+            expectedDigest: String(repeating: "a", count: 64), headers: ["Cookie": "a=b"]
         )
         job.updatedAt = job.createdAt
         job.bytesTotal = 1000
@@ -136,7 +136,7 @@ import Testing
             full.bytesTotal = 1000
             full.bytesDone = 400
             full.resumable = true
-            full.expectedSHA256 = String(repeating: "a", count: 64)
+            full.expectedDigest = String(repeating: "a", count: 64)
             full.sha256 = String(repeating: "b", count: 64)
             full.path = "isos/full.iso"
             full.error = .init(code: "checksum_mismatch", message: "the file hashes to something else")

@@ -8,7 +8,7 @@ import Testing
     static func job(_ id: String, age: Double, state: JobState = .queued) -> JobSnapshot {
         JobSnapshot(
             id: id, url: "https://example.com/\(id)", state: state, connections: 1, priority: 0,
-            createdAt: Date(timeIntervalSince1970: 1_800_000_000 + age), requestedFilename: nil, expectedSHA256: nil, headers: [:]
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000 + age), requestedFilename: nil, expectedDigest: nil, headers: [:]
         )
     }
 

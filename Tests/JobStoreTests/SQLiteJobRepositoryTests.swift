@@ -13,7 +13,7 @@ import Testing
         var job = JobSnapshot(
             id: id, url: "https://example.com/\(id).iso", state: state, connections: 4, priority: 2,
             createdAt: Date(timeIntervalSince1970: 1_800_000_000), requestedFilename: "\(id).iso",
-            expectedSHA256: String(repeating: "a", count: 64), headers: ["Cookie": "a=b"]
+            expectedDigest: String(repeating: "a", count: 64), headers: ["Cookie": "a=b"]
         )
         job.bytesTotal = 1000
         return job

@@ -111,7 +111,9 @@ import NIOHTTP1
             let id = try await service.create(["url": "http://127.0.0.1:1/x", "paused": true])["id"] as! String
             let expected = [
                 "id", "url", "state", "filename", "bytesTotal", "bytesDone", "progress", "speed", "eta", "connections",
-                "resumable", "sha256", "path", "error", "priority", "createdAt", "updatedAt", "completedAt", "retryAt",
+                // `integrity`'s own keys follow it (the pattern reads every key).
+                "resumable", "sha256", "integrity", "expected", "verified", "signature", "path", "error", "priority", "createdAt",
+                "updatedAt", "completedAt", "retryAt",
                 "after", "waitingFor", "heldBy", "startAt", "ignoreSchedule", "limitRate", "notify", "proxy", "insecure", "node",
             ]
             for _ in 0..<5 {

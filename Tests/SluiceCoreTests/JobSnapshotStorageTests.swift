@@ -48,10 +48,10 @@ import Testing
         job.proxy = "http://proxy:3128"
         job.node = "n1"
         job.requestedFilename = "r.iso"
-        job.expectedSHA256 = "cd"
+        job.expectedDigest = "cd"
         #expect(job.sha256 == "ab" && job.path == "a.iso" && job.error?.code == "network")
         #expect(job.completedAt == Date(timeIntervalSince1970: 5) && job.waitingFor == ["w"] && job.limitRate == 7)
-        #expect(job.proxy == "http://proxy:3128" && job.node == "n1" && job.requestedFilename == "r.iso" && job.expectedSHA256 == "cd")
+        #expect(job.proxy == "http://proxy:3128" && job.node == "n1" && job.requestedFilename == "r.iso" && job.expectedDigest == "cd")
         #expect(Self.job() != job)
     }
 }

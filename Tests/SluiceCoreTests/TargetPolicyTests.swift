@@ -189,12 +189,14 @@ import Testing
     }
 
     @Test func aVerifiedFileIsPlacedOnlyWithTheRightDigest() {
-        #expect(RetryMachine.verified(digest: "ab", expected: nil) == .place)
-        #expect(RetryMachine.verified(digest: "ab", expected: "ab") == .place)
-        guard case .fail(let error) = RetryMachine.verified(digest: "ab", expected: "cd") else {
+        let md5 = "b1946ac92492d2347c6235b4d2611184"
+        #expect(RetryMachine.verified(digest: md5, expected: nil) == .place)
+        #expect(RetryMachine.verified(digest: md5, expected: Checksum(.md5, hex: md5.uppercased())) == .place)
+        guard case .fail(let error) = RetryMachine.verified(digest: md5, expected: Checksum(.md5, hex: String(repeating: "0", count: 32)))
+        else {
             Issue.record("a wrong digest was placed")
             return
         }
-        #expect(error.code == .checksumMismatch)
+        #expect(error.code == .checksumMismatch && error.message.hasPrefix("MD5 is \(md5), expected 000"))
     }
 }

@@ -102,9 +102,10 @@ public struct RetryMachine: Sendable, Equatable {
     }
 
     /// The whole file's digest is known: place it, or fail when it is not the one asked for.
-    public static func verified(digest: String, expected: String?) -> Action {
-        if let expected, expected != digest {
-            return .fail(SluiceError(.checksumMismatch, "SHA-256 is \(digest), expected \(expected)"))
+    /// `digest`, of `expected`'s algorithm, against it.
+    public static func verified(digest: String, expected: Checksum?) -> Action {
+        if let expected, expected.hex != digest {
+            return .fail(SluiceError(.checksumMismatch, "\(expected.algorithm.displayName) is \(digest), expected \(expected.hex)"))
         }
         return .place
     }

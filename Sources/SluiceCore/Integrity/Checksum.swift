@@ -17,6 +17,9 @@ public struct Checksum: Sendable, Hashable, CustomStringConvertible {
             }
         }
 
+        /// As messages name it: `SHA-256`, `MD5`.
+        public var displayName: String { rawValue.uppercased() }
+
         /// Which of two digests of one file to check: the stronger.
         public var strength: Int {
             switch self {

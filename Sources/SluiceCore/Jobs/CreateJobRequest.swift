@@ -5,7 +5,10 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     public var url: String
     public var filename: String?
     public var connections: Int
+    /// The SHA-256 given as `sha256` (a synonym of `checksum: "sha-256=…"`).
     public var sha256: String?
+    /// The digest the file must have: `checksum`, or `sha256` (CONTRACT.md §8).
+    public var checksum: Checksum?
     public var headers: [String: String]
     public var priority: Int
     public var paused: Bool
@@ -36,7 +39,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case url, filename, connections, sha256, headers, priority, paused, after, limitRate, notify, proxy, insecure, dir
-        case startAt, ignoreSchedule
+        case startAt, ignoreSchedule, checksum
     }
 
     /// The fields of `POST /jobs`: any other is 400 `invalid_field` naming it, so a misspelt
@@ -64,6 +67,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         filename = try field(String.self, .filename)
         connections = try field(Int.self, .connections) ?? 4
         sha256 = try field(String.self, .sha256)?.lowercased()
+        checksum = try field(String.self, .checksum).map { try Checksum(parsing: $0) }
         headers = try field([String: String].self, .headers) ?? [:]
         priority = try field(Int.self, .priority) ?? 0
         paused = try field(Bool.self, .paused) ?? false
@@ -83,12 +87,13 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         url: String, filename: String? = nil, connections: Int = 4, sha256: String? = nil,
         headers: [String: String] = [:], priority: Int = 0, paused: Bool = false, after: [String] = [],
         limitRate: Int64? = nil, notify: String? = nil, proxy: String? = nil, insecure: Bool = false,
-        directory: String? = nil
+        directory: String? = nil, checksum: Checksum? = nil
     ) throws {
         self.url = url
         self.filename = filename
         self.connections = connections
         self.sha256 = sha256?.lowercased()
+        self.checksum = checksum
         self.headers = headers
         self.priority = priority
         self.paused = paused
@@ -101,13 +106,21 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         try validate()
     }
 
-    private func validate() throws {
+    private mutating func validate() throws {
         try Self.validateURL(url)
         if let filename { try Self.validateFilename(filename) }
         if let directory { try Self.validateDirectory(directory) }
         try Self.validateConnections(connections)
-        if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
-            throw SluiceError(.invalidField, "sha256 must be 64 hexadecimal digits", field: "sha256")
+        if let sha256 {
+            guard let given = Checksum(.sha256, hex: sha256) else {
+                throw SluiceError(.invalidField, "sha256 must be 64 hexadecimal digits", field: "sha256")
+            }
+            // One digest, named one way.
+            guard checksum == nil else {
+                throw SluiceError(
+                    .invalidField, "give checksum or sha256, not both (sha256: HEX is checksum: sha-256=HEX)", field: "checksum")
+            }
+            checksum = given
         }
         try Self.validatePriority(priority)
         try Self.validateHeaders(headers)

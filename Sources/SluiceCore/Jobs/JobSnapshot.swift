@@ -97,9 +97,19 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         get { extras.requestedFilename }
         set { setExtra(\.requestedFilename, newValue) }
     }
-    public var expectedSHA256: String? {
-        get { extras.expectedSHA256 }
-        set { setExtra(\.expectedSHA256, newValue) }
+    /// The digest the file must have, as stored: the hexadecimal digits of a SHA-256 (what
+    /// every job before `checksum` stored), or `ALGO=HEX` for another algorithm.
+    public var expectedDigest: String? {
+        get { extras.expectedDigest }
+        set { setExtra(\.expectedDigest, newValue) }
+    }
+    /// `expectedDigest` read (`checksum`, or `sha256`, on create).
+    public var expectedChecksum: Checksum? {
+        get {
+            guard let text = expectedDigest else { return nil }
+            return text.contains("=") ? try? Checksum(parsing: text) : Checksum(.sha256, hex: text)
+        }
+        set { expectedDigest = newValue.map { $0.algorithm == .sha256 ? $0.hex : $0.description } }
     }
     public var headers: [String: String] {
         get { extras.headers }
@@ -136,7 +146,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         var proxy: String?
         var node: String?
         var requestedFilename: String?
-        var expectedSHA256: String?
+        var expectedDigest: String?
         var headers: [String: String] = [:]
         var directory: String?
         var startAt: Date?
@@ -156,7 +166,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             copy.proxy = proxy
             copy.node = node
             copy.requestedFilename = requestedFilename
-            copy.expectedSHA256 = expectedSHA256
+            copy.expectedDigest = expectedDigest
             copy.headers = headers
             copy.directory = directory
             copy.startAt = startAt
@@ -170,7 +180,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
                 || (lhs.sha256 == rhs.sha256 && lhs.path == rhs.path && lhs.error == rhs.error && lhs.completedAt == rhs.completedAt
                     && lhs.after == rhs.after && lhs.waitingFor == rhs.waitingFor && lhs.limitRate == rhs.limitRate
                     && lhs.notify == rhs.notify && lhs.proxy == rhs.proxy && lhs.node == rhs.node
-                    && lhs.requestedFilename == rhs.requestedFilename && lhs.expectedSHA256 == rhs.expectedSHA256
+                    && lhs.requestedFilename == rhs.requestedFilename && lhs.expectedDigest == rhs.expectedDigest
                     && lhs.headers == rhs.headers && lhs.directory == rhs.directory && lhs.startAt == rhs.startAt
                     && lhs.ignoreSchedule == rhs.ignoreSchedule && lhs.heldBy == rhs.heldBy)
         }
@@ -188,7 +198,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
 
     public init(
         id: String, url: String, state: JobState, connections: Int, priority: Int, createdAt: Date,
-        requestedFilename: String? = nil, expectedSHA256: String? = nil, headers: [String: String] = [:]
+        requestedFilename: String? = nil, expectedDigest: String? = nil, headers: [String: String] = [:]
     ) {
         self.id = id
         self.url = url
@@ -202,7 +212,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         self.createdAt = createdAt
         self.updatedAt = createdAt
         if requestedFilename != nil { self.requestedFilename = requestedFilename }
-        if expectedSHA256 != nil { self.expectedSHA256 = expectedSHA256 }
+        if expectedDigest != nil { self.expectedDigest = expectedDigest }
         if !headers.isEmpty { self.headers = headers }
     }
 
@@ -238,6 +248,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             ("connections", JSONValue(connections)),
             ("resumable", .bool(resumable)),
             ("sha256", JSONValue(sha256)),
+            ("integrity", integrity),
             ("path", JSONValue(path)),
             ("error", error.map { .object([("code", .string($0.code)), ("message", .string($0.message))]) } ?? .null),
             ("priority", JSONValue(priority)),
@@ -257,6 +268,20 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             ("insecure", .bool(insecure)),
             ("node", JSONValue(node)),
         ])
+    }
+
+    /// CONTRACT.md §8: the digest expected and where it came from, whether the file had it
+    /// (null until it is known), and the signature (none is checked yet).
+    var integrity: JSONValue {
+        let expected = expectedChecksum.map { checksum -> JSONValue in
+            .object([
+                ("algorithm", .string(checksum.algorithm.rawValue)), ("value", .string(checksum.hex)), ("source", .string("checksum")),
+            ])
+        }
+        var verified: Bool?
+        if expected != nil, state == .completed { verified = true }
+        if state == .failed, error?.code == SluiceError.Code.checksumMismatch.rawValue { verified = false }
+        return .object([("expected", expected ?? .null), ("verified", verified.map(JSONValue.bool) ?? .null), ("signature", .null)])
     }
 
     public init(from decoder: any Decoder) throws {
