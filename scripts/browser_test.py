@@ -331,6 +331,12 @@ def run(results, shots, root):
             url_hidden = page.js("return document.querySelector('#add-url-error').hidden")
             results.check("invalid SHA-256 error shows next to its field (and the URL error is gone)",
                           "sha256" in text and url_hidden, (text, url_hidden))
+            # A checksum of another algorithm goes in the same field; a bad one is shown there.
+            page.fill("#add-sha256", "md5=123")
+            driver.find_element(By.CSS_SELECTOR, "#add-form button[type=submit]").click()
+            page.wait(lambda: "32 hexadecimal" in page.js("return document.querySelector('#add-sha256-error').textContent"), 5,
+                      "no checksum error")
+            results.check("an invalid checksum error shows next to the digest field", True)
             for selector in ["#add-url", "#add-sha256", "#add-filename"]:
                 page.fill(selector, "")
         results.step("field errors", field_errors)

@@ -93,6 +93,12 @@ import Testing
             // add --wait waits too.
             let both = try await Self.sluice(["add", "\(url)/testdata/8K", "-H", auth, "--wait"], url)
             #expect(both.status == 0, "\(both.stderr)")
+            // --checksum in any of the four algorithms: a wrong MD5 fails the job (8).
+            let md5 = try await Self.sluice(
+                ["add", "\(url)/testdata/8K", "-H", auth, "--checksum", "md5=" + String(repeating: "0", count: 32), "--wait"], url)
+            #expect(md5.status == 8 && md5.stderr.contains("(checksum_mismatch)"), "\(md5.stdout) \(md5.stderr)")
+            let refused = try await Self.sluice(["add", "\(url)/testdata/8K", "--checksum", "crc32=00"], url)
+            #expect(refused.status != 0 && refused.stderr.contains("ALGO one of sha-256, sha-512, sha-1, md5"), "\(refused.stderr)")
         }
     }
 

@@ -16,6 +16,8 @@ export function fieldForError(error) {
             // invalid_field names the field at the start of its message
             // ("connections must be between 1 and 16").
             const first = /^([a-z0-9]+)\b/i.exec(error.message)?.[1];
+            // The digest field takes a SHA-256 or any `checksum`: both are reported on it.
+            if (first === "checksum" || first === "give") return "sha256";
             return ["url", "filename", "connections", "sha256"].includes(first) ? first : null;
         }
         default:
@@ -59,8 +61,10 @@ export class AddForm {
         const connections = String(data.get("connections") ?? "").trim();
         // Sent as typed (a number when it is one) so the API reports a bad value itself.
         if (connections) body.connections = /^-?\d+$/.test(connections) ? Number(connections) : connections;
-        const sha256 = String(data.get("sha256") ?? "").trim();
-        if (sha256) body.sha256 = sha256.toLowerCase();
+        // A bare digest is a SHA-256; ALGO=HEX (sha-512, sha-1, md5) is a `checksum`.
+        const digest = String(data.get("sha256") ?? "").trim();
+        if (digest.includes("=")) body.checksum = digest;
+        else if (digest) body.sha256 = digest.toLowerCase();
         return body;
     }
 

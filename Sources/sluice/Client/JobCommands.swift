@@ -15,6 +15,8 @@ struct Add: AsyncParsableCommand {
     var connections: Int?
     @Option(help: "The expected SHA-256 (hex) of the file (one URL only).")
     var sha256: String?
+    @Option(help: "The expected digest, ALGO=HEX: sha-256, sha-512, sha-1 or md5 (one URL only).")
+    var checksum: String?
     @Option(help: "Start only once this job has completed (repeatable).")
     var after: [String] = []
     @Option(help: "Higher starts first (-1000...1000).")
@@ -36,7 +38,17 @@ struct Add: AsyncParsableCommand {
         if let startAt, RFC3339.date(startAt) == nil {
             throw ValidationError("--start-at must be an RFC 3339 date and time, such as 2026-12-01T02:00:00+01:00, not \(startAt)")
         }
-        if urls.count > 1, output != nil || sha256 != nil { throw ValidationError("-o and --sha256 name one file: give one URL") }
+        if urls.count > 1, output != nil || sha256 != nil || checksum != nil {
+            throw ValidationError("-o, --sha256 and --checksum name one file: give one URL")
+        }
+        if let checksum {
+            guard sha256 == nil else { throw ValidationError("give --checksum or --sha256, not both") }
+            do {
+                _ = try Checksum(parsing: checksum, field: "--checksum")
+            } catch let error as SluiceError {
+                throw ValidationError(error.message)
+            }
+        }
     }
 
     func run() async throws {
@@ -48,6 +60,7 @@ struct Add: AsyncParsableCommand {
                 if let output { fields.append(("filename", .string(output))) }
                 if let connections { fields.append(("connections", JSONValue(connections))) }
                 if let sha256 { fields.append(("sha256", .string(sha256))) }
+                if let checksum { fields.append(("checksum", .string(checksum))) }
                 if !after.isEmpty { fields.append(("after", .array(after.map(JSONValue.string)))) }
                 if let priority { fields.append(("priority", JSONValue(priority))) }
                 if !headers.isEmpty { fields.append(("headers", .object(headers))) }
