@@ -1,35 +1,77 @@
 import Crypto
+public import Foundation
 import NIOPosix
-import SluiceCore
+public import SluiceCore
 
-/// A file's digest in one of `checksum`'s algorithms, read from disk on the data plane's
-/// hashing pool (SHA-256 is hashed while the file arrives: `PrefixHasher`).
-enum FileDigests {
+/// Digests in any of `checksum`'s algorithms: of bytes in memory, or of a file read from disk
+/// on the data plane's hashing pool (SHA-256 is hashed while the file arrives: `PrefixHasher`).
+public enum FileDigests {
+    /// `bytes`' digest in `algorithm`, in lowercase hexadecimal.
+    public static func hex(_ algorithm: Checksum.Algorithm, of bytes: some DataProtocol) -> String {
+        var hasher = Hasher(algorithm)
+        Data(bytes).withUnsafeBytes { hasher.update($0) }
+        return hasher.hex
+    }
+
     static func hex(_ algorithm: Checksum.Algorithm, of file: PartialFile, length: Int64) async throws -> String {
         try await DataPlane.hashingPool.runIfActive {
             DataPlane.adoptPriority()
-            switch algorithm {
-            case .sha256: return try hex(SHA256(), file, length)
-            case .sha512: return try hex(SHA512(), file, length)
-            case .sha1: return try hex(Insecure.SHA1(), file, length)
-            case .md5: return try hex(Insecure.MD5(), file, length)
+            var hasher = Hasher(algorithm)
+            let chunk = 1 << 20
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+            defer { buffer.deallocate() }
+            var offset: Int64 = 0
+            while offset < length {
+                let wanted = Int(min(Int64(chunk), length - offset))
+                let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]), at: offset)
+                guard count > 0 else { throw SluiceError(.io, "the partial file is shorter than \(length) bytes") }
+                hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                offset += Int64(count)
             }
+            return hasher.hex
         }
     }
 
-    private static func hex<H: HashFunction>(_ hasher: H, _ file: PartialFile, _ length: Int64) throws -> String {
-        var hasher = hasher
-        let chunk = 1 << 20
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset: Int64 = 0
-        while offset < length {
-            let wanted = Int(min(Int64(chunk), length - offset))
-            let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]), at: offset)
-            guard count > 0 else { throw SluiceError(.io, "the partial file is shorter than \(length) bytes") }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            offset += Int64(count)
+    /// One of the four hash functions, chosen by the algorithm.
+    private enum Hasher {
+        case sha256(SHA256)
+        case sha512(SHA512)
+        case sha1(Insecure.SHA1)
+        case md5(Insecure.MD5)
+
+        init(_ algorithm: Checksum.Algorithm) {
+            switch algorithm {
+            case .sha256: self = .sha256(SHA256())
+            case .sha512: self = .sha512(SHA512())
+            case .sha1: self = .sha1(Insecure.SHA1())
+            case .md5: self = .md5(Insecure.MD5())
+            }
         }
-        return FileDigest.hex(hasher.finalize())
+
+        mutating func update(_ buffer: UnsafeRawBufferPointer) {
+            switch self {
+            case .sha256(var hasher):
+                hasher.update(bufferPointer: buffer)
+                self = .sha256(hasher)
+            case .sha512(var hasher):
+                hasher.update(bufferPointer: buffer)
+                self = .sha512(hasher)
+            case .sha1(var hasher):
+                hasher.update(bufferPointer: buffer)
+                self = .sha1(hasher)
+            case .md5(var hasher):
+                hasher.update(bufferPointer: buffer)
+                self = .md5(hasher)
+            }
+        }
+
+        var hex: String {
+            switch self {
+            case .sha256(let hasher): FileDigest.hex(hasher.finalize())
+            case .sha512(let hasher): FileDigest.hex(hasher.finalize())
+            case .sha1(let hasher): FileDigest.hex(hasher.finalize())
+            case .md5(let hasher): FileDigest.hex(hasher.finalize())
+            }
+        }
     }
 }

@@ -146,7 +146,9 @@ final class TestDataRun: DownloadRun {
         report(done, of: source.size)
         let digest = try Self.sha256(of: request.target.partialPath)
         if let expected = request.options.expectedChecksum {
-            let actual = expected.algorithm == .sha256 ? digest : try Self.digest(expected.algorithm, of: request.target.partialPath)
+            let actual =
+                expected.algorithm == .sha256
+                ? digest : FileDigests.hex(expected.algorithm, of: try Data(contentsOf: URL(fileURLWithPath: request.target.partialPath)))
             if case .fail(let mismatch) = RetryMachine.verified(digest: actual, expected: expected) { throw mismatch }
         }
         try Task.checkCancellation()
@@ -173,16 +175,6 @@ final class TestDataRun: DownloadRun {
         var hasher = SHA256()
         while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty { hasher.update(data: data) }
         return FileDigest.hex(hasher.finalize())
-    }
-
-    static func digest(_ algorithm: Checksum.Algorithm, of path: String) throws -> String {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        switch algorithm {
-        case .sha256: return FileDigest.hex(SHA256.hash(data: data))
-        case .sha512: return FileDigest.hex(SHA512.hash(data: data))
-        case .sha1: return FileDigest.hex(Insecure.SHA1.hash(data: data))
-        case .md5: return FileDigest.hex(Insecure.MD5.hash(data: data))
-        }
     }
 
     func segments() -> [JobSegment] { [] }
