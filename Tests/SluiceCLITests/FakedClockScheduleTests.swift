@@ -105,23 +105,13 @@ struct FakedService {
                 .write(to: URL(fileURLWithPath: root + "/big.bin"))
             let schedule = directory.path + "/schedule.json"
             try #"{"timeZone":"UTC","rules":[\#(rules)]}"#.write(toFile: schedule, atomically: true, encoding: .utf8)
-            let serve = try ChildProcess(
-                arguments: [
-                    "serve", "--port", "0", "--data", directory.path + "/data", "--origin-root", root, "--schedule", schedule,
-                ], fakedClock: offset >= 0 ? "+\(offset)" : "\(offset)")
-            let line = try await serve.waitForLine(containing: "listening on http://127.0.0.1:")
-            let url = String(line[line.range(of: "http://")!.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
-            let service = FakedService(url: url, port: Int(url.split(separator: ":").last!)!, offset: offset)
-            do {
-                try await body(service)
-            } catch {
-                serve.signal(SIGKILL)
-                _ = try? await serve.finish(timeout: .seconds(10))
-                throw error
+            try await ChildProcess.serving(
+                data: directory.path + "/data", ["--origin-root", root, "--schedule", schedule],
+                fakedClock: offset >= 0 ? "+\(offset)" : "\(offset)",
+                exited: { status, stderr in #expect(status == 0, "\(stderr.suffix(2000))") }
+            ) { url in
+                try await body(FakedService(url: url, port: Int(url.split(separator: ":").last!)!, offset: offset))
             }
-            serve.signal(SIGTERM)
-            let (status, _, stderr) = try await serve.finish(timeout: .seconds(30))
-            #expect(status == 0, "\(stderr.suffix(2000))")
         }
     }
 
