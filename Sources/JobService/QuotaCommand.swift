@@ -12,7 +12,7 @@ enum QuotaCommand {
         guard bytes > 0 else { return }
         var counted = node.quota
         counted.add(bytes, at: instant(on: node), zone: node.timetable.schedule.zone)
-        node.quotaUnsaved = node.quotaUnsaved.addingReportingOverflow(bytes).overflow ? .max : node.quotaUnsaved + bytes
+        node.quotaUnsaved = node.quotaUnsaved.addingSaturating(bytes)
         adopt(counted, on: node)
     }
 
@@ -59,7 +59,7 @@ enum QuotaCommand {
                     ).stored.text
                 }
             } catch {
-                node.quotaUnsaved = node.quotaUnsaved.addingReportingOverflow(bytes).overflow ? .max : node.quotaUnsaved + bytes
+                node.quotaUnsaved = node.quotaUnsaved.addingSaturating(bytes)
                 throw error
             }
         }

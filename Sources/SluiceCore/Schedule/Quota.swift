@@ -109,8 +109,8 @@ public struct QuotaLedger: Sendable, Equatable {
     public mutating func add(_ bytes: Int64, at instant: Int64, zone: ScheduleZone) {
         guard bytes > 0 else { return }
         roll(to: instant, zone: zone)
-        dayBytes = dayBytes.addingReportingOverflow(bytes).overflow ? .max : dayBytes + bytes
-        monthBytes = monthBytes.addingReportingOverflow(bytes).overflow ? .max : monthBytes + bytes
+        dayBytes = dayBytes.addingSaturating(bytes)
+        monthBytes = monthBytes.addingSaturating(bytes)
     }
 
     /// Whether a quota is reached (in the periods last rolled to).
