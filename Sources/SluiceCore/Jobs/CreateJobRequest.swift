@@ -5,9 +5,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     public var url: String
     public var filename: String?
     public var connections: Int
-    /// The SHA-256 given as `sha256` (a synonym of `checksum: "sha-256=…"`).
-    public var sha256: String?
-    /// The digest the file must have: `checksum`, or `sha256` (CONTRACT.md §8).
+    /// The digest the file must have: `checksum`, or `sha256` (its other name for
+    /// `sha-256=HEX`; CONTRACT.md §8).
     public var checksum: Checksum?
     public var headers: [String: String]
     public var priority: Int
@@ -66,7 +65,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         self.url = url
         filename = try field(String.self, .filename)
         connections = try field(Int.self, .connections) ?? 4
-        sha256 = try field(String.self, .sha256)?.lowercased()
+        let sha256 = try field(String.self, .sha256)
         checksum = try field(String.self, .checksum).map { try Checksum(parsing: $0) }
         headers = try field([String: String].self, .headers) ?? [:]
         priority = try field(Int.self, .priority) ?? 0
@@ -80,7 +79,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         if let directory { try Self.validateDirectory(directory, field: "dir") }
         startAt = try field(String.self, .startAt).map { try Self.instant($0, field: "startAt") }
         ignoreSchedule = try field(Bool.self, .ignoreSchedule) ?? false
-        try validate()
+        try validate(sha256: sha256)
     }
 
     public init(
@@ -92,7 +91,6 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         self.url = url
         self.filename = filename
         self.connections = connections
-        self.sha256 = sha256?.lowercased()
         self.checksum = checksum
         self.headers = headers
         self.priority = priority
@@ -103,10 +101,10 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         self.proxy = proxy
         self.insecure = insecure
         self.directory = directory
-        try validate()
+        try validate(sha256: sha256)
     }
 
-    private mutating func validate() throws {
+    private mutating func validate(sha256: String?) throws {
         try Self.validateURL(url)
         if let filename { try Self.validateFilename(filename) }
         if let directory { try Self.validateDirectory(directory) }
