@@ -68,4 +68,24 @@ import Testing
             #expect(listed?.count == 1, "a refused create made nothing")
         }
     }
+
+    /// aria2's `checksum` option (what aria2p and the web front ends send): any of the four
+    /// algorithms, shown back by `getOption`; a wrong digest is aria2's error 32.
+    @Test func aria2sChecksumOptionTakesTheFourAlgorithms() async throws {
+        try await RouterHarness.with { (service: RouterHarness) async throws in
+            let rpc = JSONRPCTests.RPC(service: service, secret: nil)
+            let sha1 = FileDigest.hex(Insecure.SHA1.hash(data: Self.content(seed: 10)))
+            let url = service.testdata("/testdata/\(Self.size)?seed=10")
+            let good = try await rpc.result("aria2.addUri", [[url], ["checksum": "sha-1=\(sha1)", "out": "good.bin"]])
+            let bad = try await rpc.result(
+                "aria2.addUri", [[url], ["checksum": "md5=" + String(repeating: "0", count: 32), "out": "bad.bin"]])
+            try await service.waitFor(try JSONRPCTests.jobID(good)) { $0["state"] as? String == "completed" }
+            try await service.waitFor(try JSONRPCTests.jobID(bad)) { $0["state"] as? String == "failed" }
+            #expect((try await rpc.result("aria2.getOption", [good]) as? [String: Any])?["checksum"] as? String == "sha-1=\(sha1)")
+            let status = try await rpc.result("aria2.tellStatus", [bad, ["status", "errorCode"]]) as? [String: Any]
+            #expect(status?["status"] as? String == "error" && status?["errorCode"] as? String == "32", "\(status ?? [:])")
+            let refused = try await rpc.error("aria2.addUri", [[url], ["checksum": "sha-384=" + String(repeating: "0", count: 96)]])
+            #expect(refused.message?.contains("ALGO one of sha-256, sha-512, sha-1, md5") == true, "\(refused)")
+        }
+    }
 }
