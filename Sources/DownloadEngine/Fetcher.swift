@@ -172,6 +172,15 @@ public final class Fetcher: Sendable {
         policy.refusesLoopbackName(host) ? TargetPolicy.refusal(host: host) : nil
     }
 
+    /// A fetcher dropped without `shutdown()` (a test that threw before reaching it) shuts its
+    /// clients down behind itself: HTTPClient traps in its deinit when it is still running, and
+    /// took the whole test process with it (CI's SIGILL, `FetcherTests` under load). A client
+    /// shut down already answers `alreadyShutdown`, ignored; one shutting down stays alive
+    /// until it is done.
+    deinit {
+        for client in pinned.withLock({ $0.removeAll() }) + [shared, sharedInsecure] { client.shutdown { _ in } }
+    }
+
     public func shutdown() async throws {
         let clients = pinned.withLock { $0.removeAll() }
         for client in clients { try? await client.shutdown() }

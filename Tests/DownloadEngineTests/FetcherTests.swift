@@ -52,6 +52,18 @@ import NIOHTTP1
 
     static let loopbackOnlyFirstHop = TargetPolicy(allowsPrivateNetworks: false, exceptions: [IPAddress(host: "127.0.0.1")!])
 
+    /// A test that threw before `shutdown()` dropped its fetcher, whose HTTPClient trapped in
+    /// its deinit and took every test in the process with it (CI's SIGILL). Before the
+    /// fetcher shut its clients down itself, this test crashed the test process.
+    @Test func aFetcherDroppedWithoutShutdownDoesNotTrap() async throws {
+        var fetcher: Fetcher? = Fetcher(stallTimeout: 5)
+        #expect(fetcher != nil)
+        fetcher = nil
+        // Its clients shut down behind it; a new one still works.
+        let next = Fetcher(stallTimeout: 5)
+        try await next.shutdown()
+    }
+
     @Test func aRedirectToARefusedAddressIsNeverFollowed() async throws {
         let first = HeaderLog()
         let second = HeaderLog()
