@@ -3,7 +3,7 @@ import SluiceSystem
 /// A TCP socket connected to 127.0.0.1:`port`, for tests that drive a server byte by byte.
 /// `configure` runs before `connect` (socket options such as a small receive buffer).
 /// The caller closes the descriptor.
-func connectLoopback(port: Int, configure: (Int32) -> Void = { _ in }) throws -> Int32 {
+public func connectLoopback(port: Int, configure: (Int32) -> Void = { _ in }) throws -> Int32 {
     #if canImport(Glibc)
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     #else

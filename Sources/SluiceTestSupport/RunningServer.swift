@@ -1,5 +1,6 @@
 public import Hummingbird
 import Logging
+import ServiceLifecycle
 public import NIOCore
 import RangeOrigin
 
@@ -29,15 +30,24 @@ public func withRunningServer<T: Sendable, Responder: HTTPResponder>(
         },
         logger: logger
     )
-    return try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask {
-            try await app.run()
-            return nil
-        }
+    // Stopped gracefully, never by cancelling `app.run()`: a cancelled server drops the
+    // connections it accepted but has not begun to serve, and NIO traps on each
+    // ("Deinited NIOAsyncWriter without calling finish()", swift-nio#3481).
+    var configuration = ServiceGroupConfiguration(services: [app], logger: logger)
+    configuration.maximumGracefulShutdownDuration = .seconds(10)
+    let group = ServiceGroup(configuration: configuration)
+    return try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
-        defer { group.cancelAll() }
-        return try await body(port)
+        let result: Result<T, any Error>
+        if let port = await iterator.next() {
+            do { result = .success(try await body(port)) } catch { result = .failure(error) }
+        } else {
+            result = .failure(CancellationError())
+        }
+        await group.triggerGracefulShutdown()
+        try await tasks.waitForAll()
+        return try result.get()
     }
 }
 

@@ -115,8 +115,9 @@ struct ClusterFinishedJobsTests {
                 let cleared = try await onB.deleteAll(states: JobState.finished, deleteFile: false)
                 #expect(cleared == 3)
                 #expect(try await a.allJobs().map(\.id) == ["p3", "p6"])
-                // p6 waited for c1, which had completed: it waits for nothing now.
-                #expect(try await a.job(id: "p6")?.after == [])
+                // p6 waited for c1, which had completed: it waits for nothing now (written
+                // behind the delete by the node's writers, so read until it lands).
+                #expect(try await waitUntil(.seconds(5)) { try await a.job(id: "p6")?.after == [] })
                 counts = try await a.countsByState()
                 #expect((counts[.completed] ?? 0) == 0 && (counts[.failed] ?? 0) == 0 && counts[.paused] == 2)
                 await onB.shutdown()

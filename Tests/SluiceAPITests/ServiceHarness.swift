@@ -69,7 +69,11 @@ struct ServiceHarness: APIHarness {
                 continuation.yield(url)
                 continuation.finish()
             } _: { service in
-                let group = ServiceGroup(configuration: .init(services: service.services, logger: logger))
+                // Stopped gracefully, error or not: a cancelled server traps on the connections
+                // it accepted and has not served (see `withRunningServer`).
+                var groupConfiguration = ServiceGroupConfiguration(services: service.services, logger: logger)
+                groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
+                let group = ServiceGroup(configuration: groupConfiguration)
                 let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
                 try await withThrowingTaskGroup(of: Void.self) { tasks in
                     tasks.addTask { try await group.run() }
@@ -82,6 +86,7 @@ struct ServiceHarness: APIHarness {
                         await harness.expectPlainErrors()
                     } catch {
                         await group.triggerGracefulShutdown()
+                        try? await tasks.waitForAll()
                         try? await client.shutdown()
                         throw error
                     }
