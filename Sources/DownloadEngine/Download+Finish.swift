@@ -25,7 +25,7 @@ extension Download {
             // Most of the file was hashed while it arrived; this hashes the rest.
             digest = try await hasher.finish(file: file, length: size)
         }
-        if let expected = options.expectedChecksum {
+        if let expected = expectedChecksum {
             // Another algorithm than SHA-256 (which the job always reports) costs a second read.
             let actual = expected.algorithm == .sha256 ? digest : try await FileDigests.hex(expected.algorithm, of: file, length: size)
             if case .fail(let mismatch) = RetryMachine.verified(digest: actual, expected: expected) { throw mismatch }

@@ -84,6 +84,9 @@ public final class Download: Sendable {
         // One read of the store answers both questions; none when there cannot be anything.
         let stored = options.neverRun ? nil : try await store.load()
         if let placed = try await placedByPreviousRun(stored) { return placed }
+        // What the file must be, before its first byte: a checksum file without the entry
+        // fails the job having fetched nothing of it.
+        try await resolveIntegrity()
         let file = try PartialFile(path: target.partialPath)
         var checkpoint = try verifiedCheckpoint(stored, for: file)
         // What the file still holds of it: a pause before the next save takes no more.

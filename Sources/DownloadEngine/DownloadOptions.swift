@@ -8,6 +8,9 @@ public struct DownloadOptions: Sendable {
     public var headers: [String: String]
     /// The digest the finished file must have (`checksum`: SHA-256, SHA-512, SHA-1 or MD5).
     public var expectedChecksum: Checksum?
+    /// Where the digest comes from when `expectedChecksum` is nil: a checksum file read
+    /// before the file's first byte (`checksumUrl`, CONTRACT.md §8).
+    public var integritySources: IntegritySources? = nil
     /// `expectedChecksum`'s hexadecimal digits when it is a SHA-256.
     public var expectedSHA256: String? { expectedChecksum?.algorithm == .sha256 ? expectedChecksum?.hex : nil }
     public var retry: RetryPolicy
@@ -65,6 +68,19 @@ public struct DownloadOptions: Sendable {
         self.minimumSplit = minimumSplit
         self.preallocate = preallocate
         self.rateLimiter = rateLimiter
+    }
+}
+
+/// The documents beside a file that say what it must be (CONTRACT.md §8).
+public struct IntegritySources: Sendable, Equatable {
+    /// A checksum file, in any layout `ChecksumFile` reads.
+    public var checksumURL: String?
+    /// The name to look up in it; nil for the last path segment of the file's URL.
+    public var checksumName: String?
+
+    public init(checksumURL: String? = nil, checksumName: String? = nil) {
+        self.checksumURL = checksumURL
+        self.checksumName = checksumName
     }
 }
 

@@ -33,6 +33,8 @@ final class DownloadState: Sendable {
         /// The bytes the last stored checkpoint covers: the one the run started from, then
         /// each it stored; nil when there is none (or it was removed).
         var checkpointedBytes: Int64?
+        /// What the run learnt of the digest the file must have (a checksum file's entry).
+        var integrity: IntegrityFinding?
         /// The hasher, waiting for the prefix on disk to reach a length.
         var prefixWaiter: (length: Int64, continuation: CheckedContinuation<Void, Never>)?
 
@@ -73,6 +75,9 @@ final class DownloadState: Sendable {
     func setAnnouncedSHA256(_ digest: String?) {
         inner.withLock { $0.remote?.announcedSHA256 = digest }
     }
+
+    var integrity: IntegrityFinding? { inner.withLock { $0.integrity } }
+    func setIntegrity(_ finding: IntegrityFinding) { inner.withLock { $0.integrity = finding } }
 
     var startedFromZero: Bool { inner.withLock { $0.startedFromZero } }
     func markStartedFromZero() { inner.withLock { $0.startedFromZero = true } }
@@ -202,7 +207,7 @@ final class DownloadState: Sendable {
                 phase: state.phase, bytesDone: done, bytesTotal: total, speed: speed.bytesPerSecond,
                 eta: speed.eta(remaining: total.map { $0 - done }),
                 resumable: state.map != nil && state.remote?.validators?.ifRangeValue != nil,
-                fileName: state.remote?.fileName, activeConnections: state.activeConnections
+                fileName: state.remote?.fileName, activeConnections: state.activeConnections, integrity: state.integrity
             )
         }
     }

@@ -111,6 +111,9 @@ enum CreateCommand {
             )
         }
         try node.client.checkEndpoints(notify: request.notify, proxy: request.proxy)
+        if let checksumURL = request.checksumURL, let refusal = node.client.literalRefusal(for: checksumURL) {
+            throw SluiceError(.forbiddenTarget, "checksumUrl: \(refusal.message)", field: "checksumUrl")
+        }
         // Checked again, and made, when the file is placed: this refuses at once what leads
         // out of the documents now (a symlink).
         if let directory = request.directory,
@@ -126,6 +129,8 @@ enum CreateCommand {
             requestedFilename: request.filename, headers: request.headers
         )
         job.expectedChecksum = request.checksum
+        job.integrity.checksumURL = request.checksumURL
+        job.integrity.checksumName = request.checksumName
         job.updatedAt = now
         job.after = request.after
         job.limitRate = request.limitRate

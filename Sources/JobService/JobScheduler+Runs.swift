@@ -73,6 +73,7 @@ extension JobScheduler {
         job.eta = progress.eta
         job.resumable = progress.resumable
         if let name = progress.fileName { job.filename = name }
+        if let finding = progress.integrity { job.learnt(finding) }
         job.updatedAt = configuration.clock.now()
         jobs[id] = job
         storeProgress(job)

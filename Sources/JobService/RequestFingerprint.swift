@@ -19,6 +19,8 @@ extension CreateJobRequest {
         if let directory { fields.append(("dir", text(directory))) }
         // A checksum of another algorithm than `sha256` (which is in the fields already).
         if let checksum, checksum.algorithm != .sha256 { fields.append(("checksum", text(checksum.description))) }
+        if let checksumURL { fields.append(("checksumUrl", text(checksumURL))) }
+        if let checksumName { fields.append(("checksumName", text(checksumName))) }
         let digest = SHA256.hash(data: Array(fields.map { "\($0.0)=\($0.1)\n" }.joined().utf8))
         let hex = Array("0123456789abcdef".utf8)
         return String(decoding: digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0x0F)]] }, as: UTF8.self)

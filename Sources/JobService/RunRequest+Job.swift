@@ -24,6 +24,9 @@ extension RunRequest {
         // Only where this node allows it (a restart without the flag, another node).
         options.insecure = job.insecure && configuration.allowInsecureTLS
         options.neverRun = neverRun
+        if let checksumURL = job.integrity.checksumURL {
+            options.integritySources = IntegritySources(checksumURL: checksumURL, checksumName: job.integrity.checksumName)
+        }
         self.init(
             url: job.url,
             target: DownloadTarget(

@@ -159,6 +159,9 @@ public final class SQLiteJobRepository: JobRepository {
         migrator.registerMigration("v13: quotas") { db in
             try db.execute(sql: "CREATE TABLE quota (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL)")
         }
+        migrator.registerMigration("v14: a job's integrity sources and findings") { db in
+            try db.execute(sql: "ALTER TABLE job ADD COLUMN integrity TEXT")
+        }
         return migrator
     }
 
@@ -287,8 +290,8 @@ public final class SQLiteJobRepository: JobRepository {
                 INSERT INTO job (id, sequence, url, state, filename, requestedFilename, bytesTotal, bytesDone,
                     connections, resumable, expectedSHA256, sha256, path, errorCode, errorMessage, priority,
                     headers, createdAt, updatedAt, completedAt, retryAt, dependencies, limitRate, notify, proxy, startAt,
-                    ignoreSchedule, insecure, directory)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ignoreSchedule, integrity, insecure, directory)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [job.id, sequence] + columns(job) + [job.insecure, job.directory])
     }
@@ -311,7 +314,7 @@ public final class SQLiteJobRepository: JobRepository {
                     bytesDone = ?, connections = ?, resumable = ?, expectedSHA256 = ?, sha256 = ?, path = ?,
                     errorCode = ?, errorMessage = ?, priority = ?, headers = ?, createdAt = ?, updatedAt = ?,
                     completedAt = ?, retryAt = ?, dependencies = ?, limitRate = ?, notify = ?, proxy = ?, startAt = ?,
-                    ignoreSchedule = ?, checkpoint = CASE WHEN ? = 'completed' THEN NULL ELSE checkpoint END
+                    ignoreSchedule = ?, integrity = ?, checkpoint = CASE WHEN ? = 'completed' THEN NULL ELSE checkpoint END
                 WHERE id = ?
                 """
         ).execute(arguments: Self.columns(job) + [job.state.rawValue, job.id])
@@ -441,6 +444,7 @@ public final class SQLiteJobRepository: JobRepository {
             job.error?.message, job.priority, headers, job.createdAt.timeIntervalSince1970,
             job.updatedAt.timeIntervalSince1970, job.completedAt?.timeIntervalSince1970, job.retryAt?.timeIntervalSince1970,
             dependencies, job.limitRate, job.notify, job.proxy, job.startAt?.timeIntervalSince1970, job.ignoreSchedule,
+            job.storedIntegrity,
         ]
     }
 
@@ -449,7 +453,7 @@ public final class SQLiteJobRepository: JobRepository {
         "id", "url", "state", "connections", "priority", "createdAt", "requestedFilename", "expectedSHA256", "headers",
         "filename", "bytesTotal", "bytesDone", "resumable", "sha256", "path", "errorCode", "errorMessage", "updatedAt",
         "completedAt", "retryAt", "dependencies", "limitRate", "notify", "proxy", "insecure", "directory", "startAt",
-        "ignoreSchedule",
+        "ignoreSchedule", "integrity",
     ]
 
     /// A job from a row of `jobColumns`, read by position.
@@ -480,6 +484,7 @@ public final class SQLiteJobRepository: JobRepository {
         job.directory = row[25]
         job.startAt = (row[26] as Double?).map(Date.init(timeIntervalSince1970:))
         job.ignoreSchedule = row[27] ?? false
+        if let integrity: String = row[28] { job.integrity = JobSnapshot.integrity(stored: integrity) }
         return job
     }
 

@@ -149,6 +149,8 @@ extension PostgresJobRepository {
                         ELSE \(job.state.rawValue) END,
                     filename = \(job.filename), bytes_total = \(job.bytesTotal),
                     bytes_done = \(job.bytesDone), resumable = \(job.resumable), sha256 = \(job.sha256), path = \(job.path),
+                    -- What the run learnt of the digest (a checksum file's entry) and signature.
+                    expected_sha256 = \(job.expectedDigest), integrity = \(job.storedIntegrity),
                     error_code = \(job.error?.code), error_message = \(job.error?.message),
                     updated_at = \(job.updatedAt.timeIntervalSince1970), completed_at = \(c.completedAt),
                     retry_at = \(c.retryAt), speed = 0, eta = NULL,

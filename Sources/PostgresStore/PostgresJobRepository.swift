@@ -223,6 +223,7 @@ public final class PostgresJobRepository: ClusterStore {
             binds.append(job.directory)
             binds.append(job.startAt?.timeIntervalSince1970)
             binds.append(job.ignoreSchedule)
+            binds.append(job.storedIntegrity)
             rows.append("(" + (first...binds.count).map { "$\($0)" }.joined(separator: ", ") + ")")
         }
         return PostgresQuery(unsafeSQL: "INSERT INTO job (\(insertColumns)) VALUES " + rows.joined(separator: ", "), binds: binds)
@@ -231,7 +232,7 @@ public final class PostgresJobRepository: ClusterStore {
     static let insertColumns = """
         id, url, state, filename, requested_filename, bytes_total, bytes_done, connections, resumable, expected_sha256, \
         sha256, path, error_code, error_message, priority, headers, created_at, updated_at, completed_at, retry_at, \
-        dependencies, limit_rate, notify, proxy, insecure, directory, start_at, ignore_schedule
+        dependencies, limit_rate, notify, proxy, insecure, directory, start_at, ignore_schedule, integrity
         """
 
     private func insertRow(_ job: JobSnapshot, on connection: PostgresConnection) async throws {
@@ -388,6 +389,7 @@ public final class PostgresJobRepository: ClusterStore {
                     bytes_total = CASE WHEN owner IS NULL THEN \(job.bytesTotal) ELSE bytes_total END,
                     bytes_done = CASE WHEN owner IS NULL THEN \(job.bytesDone) ELSE bytes_done END,
                     resumable = CASE WHEN owner IS NULL THEN \(job.resumable) ELSE resumable END,
+                    integrity = CASE WHEN owner IS NULL THEN \(job.storedIntegrity) ELSE integrity END,
                     speed = CASE WHEN \(job.state.rawValue) = 'running' THEN speed ELSE 0 END,
                     eta = CASE WHEN \(job.state.rawValue) = 'running' THEN eta ELSE NULL END,
                     checkpoint = CASE WHEN \(job.state.rawValue) = 'completed' THEN NULL ELSE checkpoint END
@@ -508,7 +510,7 @@ public final class PostgresJobRepository: ClusterStore {
         id, url, state, filename, requested_filename, bytes_total, bytes_done, speed, eta, connections, resumable,
         expected_sha256, sha256, path, error_code, error_message, priority, headers, created_at, updated_at,
         completed_at, retry_at, dependencies, limit_rate, notify, proxy, insecure, directory, start_at, ignore_schedule,
-        owner, epoch, last_owner
+        integrity, owner, epoch, last_owner
         """
 
     /// The same, as `job.column` (for a statement that joins another table with an `id`).
@@ -572,6 +574,7 @@ public final class PostgresJobRepository: ClusterStore {
         job.directory = try r["directory"].decode(String?.self)
         job.startAt = try r["start_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
         job.ignoreSchedule = try r["ignore_schedule"].decode(Bool.self)
+        if let integrity = try r["integrity"].decode(String?.self) { job.integrity = JobSnapshot.integrity(stored: integrity) }
         let owner = try r["owner"].decode(String?.self)
         job.node = job.state == .running ? owner : nil
         return (job, owner, try r["epoch"].decode(Int64.self), try r["last_owner"].decode(String?.self))

@@ -253,6 +253,9 @@ enum PostgresSchema {
         Migration(
             version: 12, name: "quotas",
             statements: ["CREATE TABLE quota (id integer PRIMARY KEY CHECK (id = 1), body text NOT NULL)"]),
+        Migration(
+            version: 13, name: "a job's integrity sources and findings",
+            statements: ["ALTER TABLE job ADD COLUMN integrity text"]),
     ]
 
     /// Applies what is missing; returns the versions applied.

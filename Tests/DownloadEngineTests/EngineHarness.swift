@@ -37,13 +37,14 @@ struct EngineHarness: Sendable {
 
     func download(
         _ path: String, name: String = "job", connections: Int = 4, sha256: String? = nil, checksum: Checksum? = nil,
-        fileName: String? = nil,
+        fileName: String? = nil, integrity: IntegritySources? = nil,
         clock: (any Clock<Duration>)? = nil, progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
     ) -> Download {
         var options = DownloadOptions(
             connections: connections, expectedSHA256: sha256, expectedChecksum: checksum, retry: Self.quickRetry, progressInterval: 0.05,
             minimumSplit: 256 << 10
         )
+        options.integritySources = integrity
         if let clock {
             options.clock = ElapsedClock(clock)
             // Time runs thousands of times faster: no connection could keep up with a floor.

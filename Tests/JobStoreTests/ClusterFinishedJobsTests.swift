@@ -184,13 +184,13 @@ struct ClusterFinishedJobsTests {
                 "ALTER TABLE idempotency_key DROP COLUMN request", "DROP INDEX webhook_delivery_settled",
                 "ALTER TABLE webhook_delivery DROP COLUMN receiver", "DROP TABLE access_token",
                 "ALTER TABLE job DROP COLUMN directory", "DROP TABLE schedule", "ALTER TABLE job DROP COLUMN start_at",
-                "ALTER TABLE job DROP COLUMN ignore_schedule", "DROP TABLE quota",
+                "ALTER TABLE job DROP COLUMN ignore_schedule", "DROP TABLE quota", "ALTER TABLE job DROP COLUMN integrity",
                 "DELETE FROM sluice_schema WHERE version >= 4",
             ] {
                 _ = try await store.connections.run(PostgresQuery(unsafeSQL: statement), on: connection)
             }
         }
-        #expect(try await PostgresSchema.migrate(store.connections) == [4, 5, 6, 7, 8, 9, 10, 11, 12])
+        #expect(try await PostgresSchema.migrate(store.connections) == [4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
         var counts = try await store.countsByState()
         #expect(counts[.completed] == 2 && counts[.failed] == 1 && counts[.queued] == 1)
         // A claim, a control write, a run's end, removals one and many at a time.

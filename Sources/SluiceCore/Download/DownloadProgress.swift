@@ -17,10 +17,12 @@ public struct DownloadProgress: Sendable, Equatable {
     public var fileName: String?
     /// The connections fetching right now.
     public var activeConnections: Int
+    /// What the run learnt of the digest and signature the file must have; nil for nothing.
+    public var integrity: IntegrityFinding?
 
     public init(
         phase: Phase, bytesDone: Int64 = 0, bytesTotal: Int64? = nil, speed: Double = 0, eta: Double? = nil,
-        resumable: Bool = false, fileName: String? = nil, activeConnections: Int = 0
+        resumable: Bool = false, fileName: String? = nil, activeConnections: Int = 0, integrity: IntegrityFinding? = nil
     ) {
         self.phase = phase
         self.bytesDone = bytesDone
@@ -30,6 +32,7 @@ public struct DownloadProgress: Sendable, Equatable {
         self.resumable = resumable
         self.fileName = fileName
         self.activeConnections = activeConnections
+        self.integrity = integrity
     }
 
     /// 0...1, nil while the size is unknown.

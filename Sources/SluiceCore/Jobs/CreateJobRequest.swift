@@ -8,6 +8,10 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     /// The digest the file must have: `checksum`, or `sha256` (its other name for
     /// `sha-256=HEX`; CONTRACT.md §8).
     public var checksum: Checksum?
+    /// A checksum file whose entry for the file gives the digest (`checksumUrl`), and the
+    /// name to look up in it when it is not the URL's last path segment (`checksumName`).
+    public var checksumURL: String?
+    public var checksumName: String?
     public var headers: [String: String]
     public var priority: Int
     public var paused: Bool
@@ -38,7 +42,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case url, filename, connections, sha256, headers, priority, paused, after, limitRate, notify, proxy, insecure, dir
-        case startAt, ignoreSchedule, checksum
+        case startAt, ignoreSchedule, checksum, checksumUrl, checksumName
     }
 
     /// The fields of `POST /jobs`: any other is 400 `invalid_field` naming it, so a misspelt
@@ -67,6 +71,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         connections = try field(Int.self, .connections) ?? 4
         let sha256 = try field(String.self, .sha256)
         checksum = try field(String.self, .checksum).map { try Checksum(parsing: $0) }
+        checksumURL = try field(String.self, .checksumUrl)
+        checksumName = try field(String.self, .checksumName)
         headers = try field([String: String].self, .headers) ?? [:]
         priority = try field(Int.self, .priority) ?? 0
         paused = try field(Bool.self, .paused) ?? false
@@ -120,12 +126,48 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
             }
             checksum = given
         }
+        try validateChecksumSources()
         try Self.validatePriority(priority)
         try Self.validateHeaders(headers)
         try Self.validateAfter(after)
         if let limitRate { try RateLimit.validate(limitRate, field: "limitRate") }
         if let notify { _ = try EndpointURL(notify, schemes: EndpointURL.webhookSchemes, field: "notify") }
         if let proxy { _ = try EndpointURL.proxy(proxy, field: "proxy") }
+    }
+
+    /// `checksumUrl` is a URL as `url` is, and not beside a digest already given;
+    /// `checksumName` is a name on one line of a checksum file, and needs `checksumUrl`.
+    private func validateChecksumSources() throws {
+        if let checksumURL {
+            try Self.validateURL(checksumURL, field: "checksumUrl")
+            guard checksum == nil else {
+                throw SluiceError(
+                    .invalidField, "give checksum (or sha256) or checksumUrl, not both: the digest comes from one of them",
+                    field: "checksumUrl")
+            }
+        }
+        if let checksumName {
+            guard checksumURL != nil else {
+                throw SluiceError(
+                    .invalidField, "checksumName names the file in checksumUrl's file: give checksumUrl", field: "checksumName")
+            }
+            guard !checksumName.isEmpty, checksumName.utf8.count <= 1024,
+                checksumName.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
+            else {
+                throw SluiceError(
+                    .invalidField, "checksumName must be a file name of 1 to 1024 bytes without control characters", field: "checksumName")
+            }
+        }
+    }
+
+    /// A URL another field than `url` names, checked as `url` is: `invalid_field` naming it.
+    public static func validateURL(_ text: String, field: String) throws {
+        do {
+            try validateURL(text)
+        } catch let error as SluiceError {
+            let message = error.message.hasPrefix("url ") ? field + error.message.dropFirst(3) : "\(field): \(error.message)"
+            throw SluiceError(.invalidField, message, field: field)
+        }
     }
 
     /// An RFC 3339 instant, or `invalid_field` naming `field`.

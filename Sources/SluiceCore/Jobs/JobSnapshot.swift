@@ -111,6 +111,12 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         }
         set { expectedDigest = newValue.map { $0.algorithm == .sha256 ? $0.hex : $0.description } }
     }
+    /// Where the job's checksum and signature come from, and what their checks found
+    /// (CONTRACT.md §8); empty for most jobs.
+    public var integrity: JobIntegrity {
+        get { extras.integrity }
+        set { setExtra(\.integrity, newValue) }
+    }
     public var headers: [String: String] {
         get { extras.headers }
         set { setExtra(\.headers, newValue) }
@@ -147,6 +153,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
         var node: String?
         var requestedFilename: String?
         var expectedDigest: String?
+        var integrity = JobIntegrity()
         var headers: [String: String] = [:]
         var directory: String?
         var startAt: Date?
@@ -167,6 +174,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             copy.node = node
             copy.requestedFilename = requestedFilename
             copy.expectedDigest = expectedDigest
+            copy.integrity = integrity
             copy.headers = headers
             copy.directory = directory
             copy.startAt = startAt
@@ -181,7 +189,8 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
                     && lhs.after == rhs.after && lhs.waitingFor == rhs.waitingFor && lhs.limitRate == rhs.limitRate
                     && lhs.notify == rhs.notify && lhs.proxy == rhs.proxy && lhs.node == rhs.node
                     && lhs.requestedFilename == rhs.requestedFilename && lhs.expectedDigest == rhs.expectedDigest
-                    && lhs.headers == rhs.headers && lhs.directory == rhs.directory && lhs.startAt == rhs.startAt
+                    && lhs.integrity == rhs.integrity && lhs.headers == rhs.headers && lhs.directory == rhs.directory
+                    && lhs.startAt == rhs.startAt
                     && lhs.ignoreSchedule == rhs.ignoreSchedule && lhs.heldBy == rhs.heldBy)
         }
     }
@@ -248,7 +257,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             ("connections", JSONValue(connections)),
             ("resumable", .bool(resumable)),
             ("sha256", JSONValue(sha256)),
-            ("integrity", integrity),
+            ("integrity", integrityJSON),
             ("path", JSONValue(path)),
             ("error", error.map { .object([("code", .string($0.code)), ("message", .string($0.message))]) } ?? .null),
             ("priority", JSONValue(priority)),
@@ -271,17 +280,21 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
     }
 
     /// CONTRACT.md §8: the digest expected and where it came from, whether the file had it
-    /// (null until it is known), and the signature (none is checked yet).
-    var integrity: JSONValue {
+    /// (null until it is known), and the signature's check (null until one is made).
+    var integrityJSON: JSONValue {
         let expected = expectedChecksum.map { checksum -> JSONValue in
             .object([
-                ("algorithm", .string(checksum.algorithm.rawValue)), ("value", .string(checksum.hex)), ("source", .string("checksum")),
+                ("algorithm", .string(checksum.algorithm.rawValue)), ("value", .string(checksum.hex)),
+                ("source", .string(integrity.expectedSource ?? JobIntegrity.ExpectedSource.checksum)),
             ])
         }
         var verified: Bool?
         if expected != nil, state == .completed { verified = true }
         if state == .failed, error?.code == SluiceError.Code.checksumMismatch.rawValue { verified = false }
-        return .object([("expected", expected ?? .null), ("verified", verified.map(JSONValue.bool) ?? .null), ("signature", .null)])
+        return .object([
+            ("expected", expected ?? .null), ("verified", verified.map(JSONValue.bool) ?? .null),
+            ("signature", integrity.signature?.json ?? .null),
+        ])
     }
 
     public init(from decoder: any Decoder) throws {
