@@ -20,11 +20,12 @@ RUN swift build -c release --static-swift-stdlib --product sluice \
     && install -D "$(swift build -c release --show-bin-path)/sluice" /out/sluice
 
 FROM ubuntu:24.04
-# Only what the binary needs at run time (see scripts/check-container.sh): TLS roots, SQLite,
+# Only what the binary needs at run time (see scripts/check-container.sh): TLS roots, gpgv
+# (OpenPGP signatures, as apt checks them), SQLite,
 # zlib, and the C++ runtime that the static Swift stdlib still links dynamically.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates libsqlite3-0 zlib1g libstdc++6 \
+    && apt-get install -y --no-install-recommends ca-certificates gpgv libsqlite3-0 zlib1g libstdc++6 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin sluice \
     && mkdir -p /data \

@@ -20,21 +20,7 @@ die() {
 }
 
 cmd_install() {
-    command -v faketime >/dev/null 2>&1 && return 0
-    local sudo_cmd=()
-    if [ "$(id -u)" -ne 0 ]; then
-        command -v sudo >/dev/null 2>&1 || die "faketime is not installed and, not being root, no sudo to install it"
-        sudo_cmd=(sudo)
-    fi
-    command -v apt-get >/dev/null 2>&1 || die "faketime is not installed and there is no apt-get to install it"
-    local install=("${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive
-        apt-get install -y -qq --no-install-recommends faketime)
-    # apt's progress goes to stderr: stdout stays clean for callers that capture it.
-    if ! "${install[@]}" >&2; then
-        "${sudo_cmd[@]}" apt-get update -qq >&2 || true
-        "${install[@]}" >&2 || die "apt-get could not install faketime (see its output above)"
-    fi
-    command -v faketime >/dev/null 2>&1 || die "faketime was installed but there is still no faketime binary"
+    "$(dirname "$0")/apt-install.sh" faketime faketime
 }
 
 cmd_shim() {

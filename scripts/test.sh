@@ -54,6 +54,11 @@ if scripts/faketime.sh install && SLUICE_TEST_FAKETIME_SHIM=$(scripts/faketime.s
 else
     echo "test.sh: faketime cannot be installed or its shim built here: the tests of a faked clock are skipped" >&2
 fi
+# gpg and minisign sign the signature tests' fixtures, and gpgv checks OpenPGP signatures as
+# the service does (scripts/signing-tools.sh); without them those tests are skipped.
+if ! scripts/signing-tools.sh install; then
+    echo "test.sh: gpg, gpgv or minisign cannot be installed here: the signature tests are skipped" >&2
+fi
 # The suites that start processes of their own (TLS origins, service nodes, Squid clients,
 # services under a faked clock whose boundaries are timed) or make thousands of jobs run in
 # a second pass: beside the rest, on 2 cores, their load pushed older timing bounds

@@ -33,6 +33,7 @@ extension Download {
         if let mismatch = Self.announcedDigestMismatch(digest: digest, announced: state.remote?.announcedSHA256) {
             throw mismatch
         }
+        try await checkFileSignature(file: file, length: size)
         // Last point of return: a pause or delete that came during the hash wins here;
         // after this the file is placed and the run's result is honoured.
         try Task.checkCancellation()

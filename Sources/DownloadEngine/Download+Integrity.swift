@@ -13,16 +13,65 @@ extension Download {
     /// this run read from its checksum file.
     var expectedChecksum: Checksum? { options.expectedChecksum ?? state.integrity?.expected }
 
-    /// Reads the checksum file when the job has one and no digest yet, and reports what it
-    /// gives; `checksum_unavailable` when it cannot be fetched or has no entry for the file.
+    /// Reads the checksum file when the job has one and no digest yet, checking its
+    /// signature first when it has one, and reports what it gives: `checksum_unavailable`
+    /// when it cannot be fetched or has no entry for the file, `signature_unavailable` or
+    /// `signature_invalid` for its signature. A signature of the file itself is fetched now
+    /// (the file waits for it) and checked before the file is placed.
     func resolveIntegrity() async throws {
-        guard options.expectedChecksum == nil, let sources = options.integritySources, let checksumURL = sources.checksumURL
-        else { return }
-        let name = sources.checksumName ?? Self.remoteName(of: url)
-        let bytes = try await fetchDocument(checksumURL, limit: ChecksumFile.maximumBytes, what: "the checksum file")
-        let expected = try ChecksumFile(parsing: bytes).checksum(for: name ?? "")
-        state.setIntegrity(IntegrityFinding(expected: expected, source: JobIntegrity.ExpectedSource.checksumURL))
-        logger.info("the checksum file gives \(expected)", metadata: ["url": "\(url)"])
+        guard let sources = options.integritySources else { return }
+        if options.expectedChecksum == nil, let checksumURL = sources.checksumURL {
+            let bytes = try await fetchDocument(checksumURL, limit: ChecksumFile.maximumBytes, what: "the checksum file")
+            if let signatureURL = sources.signatureURL {
+                try await checkSignature(at: signatureURL, of: .bytes(bytes), what: "the checksum file", keys: sources.keys)
+            }
+            let name = sources.checksumName ?? Self.remoteName(of: url)
+            let expected = try ChecksumFile(parsing: bytes).checksum(for: name ?? "")
+            var finding = state.integrity ?? IntegrityFinding()
+            finding.expected = expected
+            finding.source = JobIntegrity.ExpectedSource.checksumURL
+            report(finding)
+            logger.info("the checksum file gives \(expected)", metadata: ["url": "\(url)"])
+        } else if let signatureURL = sources.signatureURL, sources.checksumURL == nil {
+            state.setFileSignature(try await fetchSignature(signatureURL))
+        }
+    }
+
+    /// Checks the file's own signature, fetched before its first byte, on the finished file.
+    func checkFileSignature(file: PartialFile, length: Int64) async throws {
+        guard let signature = state.fileSignature, let sources = options.integritySources else { return }
+        try await checkSignature(signature, of: .file(path: target.partialPath, length: length), what: "the file", keys: sources.keys)
+    }
+
+    private func fetchSignature(_ signatureURL: String) async throws -> [UInt8] {
+        try await fetchDocument(signatureURL, limit: Minisign.Signature.maximumBytes, what: "the signature", code: .signatureUnavailable)
+    }
+
+    private func checkSignature(at signatureURL: String, of signed: SignatureVerifier.Signed, what: String, keys: TrustedKeys?)
+        async throws
+    {
+        try await checkSignature(try await fetchSignature(signatureURL), of: signed, what: what, keys: keys)
+    }
+
+    /// Reports the check, and fails `signature_invalid` when no trusted key verified it.
+    private func checkSignature(_ signature: [UInt8], of signed: SignatureVerifier.Signed, what: String, keys: TrustedKeys?)
+        async throws
+    {
+        guard let keys, !keys.isEmpty else {
+            throw SluiceError(.signatureInvalid, "the service has no trusted keys to check \(what)'s signature (serve --trusted-keys DIR)")
+        }
+        let check = try await SignatureVerifier.check(signature, of: signed, keys: keys)
+        var finding = state.integrity ?? IntegrityFinding()
+        finding.signature = check
+        report(finding)
+        guard check.verified else {
+            throw SluiceError(.signatureInvalid, "no trusted key verifies \(what)'s \(check.format.rawValue) signature")
+        }
+        logger.info("\(what)'s \(check.format.rawValue) signature is verified by key \(check.key ?? "")", metadata: ["url": "\(url)"])
+    }
+
+    private func report(_ finding: IntegrityFinding) {
+        state.setIntegrity(finding)
         reporter.yield(.progress(currentProgress()))
     }
 

@@ -77,10 +77,16 @@ public struct IntegritySources: Sendable, Equatable {
     public var checksumURL: String?
     /// The name to look up in it; nil for the last path segment of the file's URL.
     public var checksumName: String?
+    /// A detached signature of the checksum file, or of the file when there is none.
+    public var signatureURL: String?
+    /// The operator's keys a signature is checked against.
+    public var keys: TrustedKeys?
 
-    public init(checksumURL: String? = nil, checksumName: String? = nil) {
+    public init(checksumURL: String? = nil, checksumName: String? = nil, signatureURL: String? = nil, keys: TrustedKeys? = nil) {
         self.checksumURL = checksumURL
         self.checksumName = checksumName
+        self.signatureURL = signatureURL
+        self.keys = keys
     }
 }
 

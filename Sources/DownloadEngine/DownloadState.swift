@@ -35,6 +35,9 @@ final class DownloadState: Sendable {
         var checkpointedBytes: Int64?
         /// What the run learnt of the digest the file must have (a checksum file's entry).
         var integrity: IntegrityFinding?
+        /// The file's own detached signature, fetched before its first byte, checked before
+        /// it is placed.
+        var fileSignature: [UInt8]?
         /// The hasher, waiting for the prefix on disk to reach a length.
         var prefixWaiter: (length: Int64, continuation: CheckedContinuation<Void, Never>)?
 
@@ -78,6 +81,8 @@ final class DownloadState: Sendable {
 
     var integrity: IntegrityFinding? { inner.withLock { $0.integrity } }
     func setIntegrity(_ finding: IntegrityFinding) { inner.withLock { $0.integrity = finding } }
+    var fileSignature: [UInt8]? { inner.withLock { $0.fileSignature } }
+    func setFileSignature(_ signature: [UInt8]) { inner.withLock { $0.fileSignature = signature } }
 
     var startedFromZero: Bool { inner.withLock { $0.startedFromZero } }
     func markStartedFromZero() { inner.withLock { $0.startedFromZero = true } }

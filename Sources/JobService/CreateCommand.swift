@@ -111,8 +111,15 @@ enum CreateCommand {
             )
         }
         try node.client.checkEndpoints(notify: request.notify, proxy: request.proxy)
-        if let checksumURL = request.checksumURL, let refusal = node.client.literalRefusal(for: checksumURL) {
-            throw SluiceError(.forbiddenTarget, "checksumUrl: \(refusal.message)", field: "checksumUrl")
+        for (field, url) in [("checksumUrl", request.checksumURL), ("signatureUrl", request.signatureURL)] {
+            if let url, let refusal = node.client.literalRefusal(for: url) {
+                throw SluiceError(.forbiddenTarget, "\(field): \(refusal.message)", field: field)
+            }
+        }
+        if request.signatureURL != nil, node.configuration.trustedKeys?.isEmpty ?? true {
+            throw SluiceError(
+                .invalidField, "signatureUrl: the service has no trusted keys to check signatures with (serve --trusted-keys DIR)",
+                field: "signatureUrl")
         }
         // Checked again, and made, when the file is placed: this refuses at once what leads
         // out of the documents now (a symlink).
@@ -131,6 +138,7 @@ enum CreateCommand {
         job.expectedChecksum = request.checksum
         job.integrity.checksumURL = request.checksumURL
         job.integrity.checksumName = request.checksumName
+        job.integrity.signatureURL = request.signatureURL
         job.updatedAt = now
         job.after = request.after
         job.limitRate = request.limitRate

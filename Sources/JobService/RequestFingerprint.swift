@@ -21,6 +21,7 @@ extension CreateJobRequest {
         if let checksum, checksum.algorithm != .sha256 { fields.append(("checksum", text(checksum.description))) }
         if let checksumURL { fields.append(("checksumUrl", text(checksumURL))) }
         if let checksumName { fields.append(("checksumName", text(checksumName))) }
+        if let signatureURL { fields.append(("signatureUrl", text(signatureURL))) }
         let digest = SHA256.hash(data: Array(fields.map { "\($0.0)=\($0.1)\n" }.joined().utf8))
         let hex = Array("0123456789abcdef".utf8)
         return String(decoding: digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0x0F)]] }, as: UTF8.self)

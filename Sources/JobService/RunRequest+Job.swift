@@ -24,8 +24,10 @@ extension RunRequest {
         // Only where this node allows it (a restart without the flag, another node).
         options.insecure = job.insecure && configuration.allowInsecureTLS
         options.neverRun = neverRun
-        if let checksumURL = job.integrity.checksumURL {
-            options.integritySources = IntegritySources(checksumURL: checksumURL, checksumName: job.integrity.checksumName)
+        if job.integrity.checksumURL != nil || job.integrity.signatureURL != nil {
+            options.integritySources = IntegritySources(
+                checksumURL: job.integrity.checksumURL, checksumName: job.integrity.checksumName,
+                signatureURL: job.integrity.signatureURL, keys: configuration.trustedKeys)
         }
         self.init(
             url: job.url,

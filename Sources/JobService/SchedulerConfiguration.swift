@@ -23,6 +23,8 @@ extension JobScheduler {
         public var nodeName: String = ProcessInfo.processInfo.hostName
         /// Whether a job may skip certificate verification (`--allow-insecure-tls`).
         public var allowInsecureTLS = false
+        /// The operator's keys a job's `signatureUrl` is checked against (`--trusted-keys`).
+        public var trustedKeys: TrustedKeys?
         /// The longest a pause waits for a run to stop before it answers anyway (a run that
         /// is placing its file is waited for to its end). Real time: it bounds a request. A
         /// stop ends on its last checkpoint's store write, whose own deadline is 10 s; under

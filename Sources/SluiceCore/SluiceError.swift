@@ -44,6 +44,10 @@ public struct SluiceError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A `checksumUrl` that could not be fetched or read, or that has no entry for the
         /// job's file: the job fails before its first byte (CONTRACT.md §8).
         public static let checksumUnavailable = Code(rawValue: "checksum_unavailable")
+        /// A `signatureUrl` whose signature no trusted key verifies (CONTRACT.md §8).
+        public static let signatureInvalid = Code(rawValue: "signature_invalid")
+        /// A `signatureUrl` that could not be fetched.
+        public static let signatureUnavailable = Code(rawValue: "signature_unavailable")
         public static let remoteChanged = Code(rawValue: "remote_changed")
         public static let noSpace = Code(rawValue: "no_space")
         public static let fileTooLarge = Code(rawValue: "file_too_large")

@@ -87,6 +87,8 @@ public struct ServiceConfiguration: Sendable {
     public var caFile: String?
     /// Whether a job may ask for `"insecure": true` (`--allow-insecure-tls`).
     public var allowInsecureTLS = false
+    /// The directory of keys signatures are checked against (`--trusted-keys`).
+    public var trustedKeysDirectory: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./sluice-data",

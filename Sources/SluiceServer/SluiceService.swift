@@ -163,6 +163,11 @@ func buildService(
         schedulerConfiguration.hostConnections = hostConnections
         schedulerConfiguration.nodeName = configuration.nodeName
         schedulerConfiguration.allowInsecureTLS = configuration.allowInsecureTLS
+        if let directory = configuration.trustedKeysDirectory {
+            // Written again at every start from the directory: the directory is the truth.
+            schedulerConfiguration.trustedKeys = try TrustedKeys.load(
+                directory: directory, keyringPath: configuration.dataDirectory + "/trusted-keys.gpg")
+        }
         schedulerConfiguration.storeBudget = configuration.storeBudget
         schedulerConfiguration.schedule = configuration.schedule
         let repository: any JobRepository

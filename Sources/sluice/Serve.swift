@@ -107,6 +107,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong(S.allowInsecureTLS.name!), help: S.allowInsecureTLS.argumentHelp)
     var allowInsecureTLS = false
 
+    @Option(name: .customLong(S.trustedKeys.name!), help: S.trustedKeys.argumentHelp)
+    var trustedKeys: String?
+
     func resolvedConfiguration(environment env: ConfigReader = .processEnvironment) throws -> ServiceConfiguration {
         do {
             return try resolve(env)
@@ -227,6 +230,7 @@ struct Serve: AsyncParsableCommand {
         configuration.caFile = S.caFile.text(caFile, in: env)
         _ = try TLSTrust.make(caFile: configuration.caFile, environment: ProcessInfo.processInfo.environment)
         configuration.allowInsecureTLS = S.allowInsecureTLS.isOn(allowInsecureTLS, in: env)
+        configuration.trustedKeysDirectory = S.trustedKeys.text(trustedKeys, in: env)
     }
 
     func run() async throws {

@@ -133,7 +133,7 @@ public struct ChecksumFile: Sendable, Equatable {
 }
 
 extension Substring {
-    fileprivate var trimmingWhitespace: Substring {
+    var trimmingWhitespace: Substring {
         guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
         return self[first...last]
     }

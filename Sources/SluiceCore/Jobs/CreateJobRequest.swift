@@ -12,6 +12,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     /// name to look up in it when it is not the URL's last path segment (`checksumName`).
     public var checksumURL: String?
     public var checksumName: String?
+    /// A detached signature of the checksum file, or of the file itself (`signatureUrl`).
+    public var signatureURL: String?
     public var headers: [String: String]
     public var priority: Int
     public var paused: Bool
@@ -42,7 +44,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case url, filename, connections, sha256, headers, priority, paused, after, limitRate, notify, proxy, insecure, dir
-        case startAt, ignoreSchedule, checksum, checksumUrl, checksumName
+        case startAt, ignoreSchedule, checksum, checksumUrl, checksumName, signatureUrl
     }
 
     /// The fields of `POST /jobs`: any other is 400 `invalid_field` naming it, so a misspelt
@@ -73,6 +75,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         checksum = try field(String.self, .checksum).map { try Checksum(parsing: $0) }
         checksumURL = try field(String.self, .checksumUrl)
         checksumName = try field(String.self, .checksumName)
+        signatureURL = try field(String.self, .signatureUrl)
         headers = try field([String: String].self, .headers) ?? [:]
         priority = try field(Int.self, .priority) ?? 0
         paused = try field(Bool.self, .paused) ?? false
@@ -146,6 +149,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
                     field: "checksumUrl")
             }
         }
+        if let signatureURL { try Self.validateURL(signatureURL, field: "signatureUrl") }
         if let checksumName {
             guard checksumURL != nil else {
                 throw SluiceError(

@@ -97,6 +97,12 @@ public enum ServeSettings {
     public static let allowInsecureTLS = ServeSetting(
         "allow-insecure-tls", .flag, "Let a job set \"insecure\": true to skip verifying its server's certificate",
         documented: "off: a job's `\"insecure\": true` is refused (400)")
+    public static let trustedKeys = ServeSetting(
+        "trusted-keys", value: "DIR",
+        "Keys a job's signatureUrl is checked against: *.asc and *.gpg OpenPGP keys (checked with gpgv), *.pub minisign keys",
+        documented:
+            "none: a job's `signatureUrl` is refused. OpenPGP keys (`*.asc`, `*.gpg`, checked with Debian's `gpgv`) and minisign keys (`*.pub`)"
+    )
     public static let logLevel = ServeSetting(
         nil, key: "log-level", "Log level", default: "info", documented: "`info` (`trace`, `debug`, `notice`, `warning`, `error`)")
 
@@ -104,7 +110,7 @@ public enum ServeSettings {
         host, port, data, originRoot, maxActive, token, limitRate, schedule, publicDirectory, insecureNoAuth, allowPrivateNetworks,
         allowedHosts, allowedOrigins, rpcAllowShutdown, maxConnections, minFreeSpace, webhook, webhookSecret, webhookRetryFor,
         webhookRetention, proxy, maxConnectionsPerHost, store, nodeName, lease, tlsCert, tlsKey, caFile, allowInsecureTLS,
-        logLevel,
+        trustedKeys, logLevel,
     ]
 
     /// The table of docs/settings.md.
