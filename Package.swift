@@ -288,6 +288,8 @@ let package = Package(
                 "DownloadEngine", "SluiceTestSupport", "SluiceCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: testSettings

@@ -48,6 +48,7 @@ extension Download {
         try file.truncate()
         state.markStartedFromZero()
         let (response, probe, finalURL) = try await self.probe()
+        try checkAnnouncedDigests(response, wholeBody: true, fresh: true)
         let remote = DownloadState.Remote(
             totalBytes: probe.totalBytes, acceptsRanges: probe.acceptsRanges, validators: probe.validators,
             finalURL: finalURL == url ? nil : finalURL, fileName: target.fileName ?? downloadName(response, url: finalURL),
@@ -93,6 +94,7 @@ extension Download {
                     state.setRemote(remote, map: SegmentMap(total: size, written: [0..<size], parts: 1))
                     return true
                 case .success(.resume(let probe)):
+                    try checkAnnouncedDigests(response, wholeBody: false, fresh: true)
                     let total = probe.totalBytes ?? size
                     let remote = DownloadState.Remote(
                         totalBytes: total, acceptsRanges: true, validators: probe.validators,

@@ -28,7 +28,16 @@ extension Download {
         if let expected = expectedChecksum {
             // Another algorithm than SHA-256 (which the job always reports) costs a second read.
             let actual = expected.algorithm == .sha256 ? digest : try await FileDigests.hex(expected.algorithm, of: file, length: size)
-            if case .fail(let mismatch) = RetryMachine.verified(digest: actual, expected: expected) { throw mismatch }
+            if case .fail(let mismatch) = RetryMachine.verified(digest: actual, expected: expected) {
+                // A digest a header announced is named with its header.
+                if options.expectedChecksum == nil, let source = state.integrity?.source, JobIntegrity.ExpectedSource.isHeader(source) {
+                    let header = DigestHeaders.Announced(checksum: expected, header: source).shownHeader
+                    throw SluiceError(
+                        .checksumMismatch,
+                        "\(expected.algorithm.displayName) is \(actual), but the remote's \(header) announced \(expected.hex)")
+                }
+                throw mismatch
+            }
         }
         if let mismatch = Self.announcedDigestMismatch(digest: digest, announced: state.remote?.announcedSHA256) {
             throw mismatch

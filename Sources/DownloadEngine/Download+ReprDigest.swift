@@ -27,3 +27,41 @@ extension Download {
         )
     }
 }
+
+/// CONTRACT.md §8's digest headers: every answer that describes the file is read for the
+/// digests it announces (`DigestHeaders`). With a digest expected (given, or from the
+/// checksum file), one of the same algorithm that disagrees fails the job at once, naming
+/// the header; without one, the strongest becomes the expected digest, checked on the file.
+extension Download {
+    /// `response` describes the file from byte 0: `wholeBody` when its body is all of it.
+    /// `fresh` when it may be another version than an earlier run's (a download from zero):
+    /// what that run learnt from headers is dropped first.
+    func checkAnnouncedDigests(_ response: HTTPClientResponse, wholeBody: Bool, fresh: Bool) throws {
+        if fresh, JobIntegrity.ExpectedSource.isHeader(state.integrity?.source) {
+            var finding = state.integrity ?? IntegrityFinding()
+            finding.expected = nil
+            finding.source = nil
+            state.setIntegrity(finding)
+        }
+        let announced = DigestHeaders.announced({ response.headers[$0] }, wholeBody: wholeBody)
+        guard !announced.isEmpty else { return }
+        let expected: Checksum
+        if let known = expectedChecksum {
+            expected = known
+        } else {
+            let strongest = announced.max { $0.checksum.algorithm.strength < $1.checksum.algorithm.strength }!
+            expected = strongest.checksum
+            var finding = state.integrity ?? IntegrityFinding()
+            finding.expected = strongest.checksum
+            finding.source = strongest.header
+            state.setIntegrity(finding)
+            reporter.yield(.progress(currentProgress()))
+        }
+        if let disagreeing = announced.first(where: { $0.checksum.algorithm == expected.algorithm && $0.checksum != expected }) {
+            throw SluiceError(
+                .checksumMismatch,
+                "the remote's \(disagreeing.shownHeader) header announces \(expected.algorithm.displayName) \(disagreeing.checksum.hex), expected \(expected.hex)"
+            )
+        }
+    }
+}

@@ -19,6 +19,7 @@ extension Download {
                     // Without a validator this may be another version of the file: check
                     // against what this answer announces, not what the probe's did.
                     state.setAnnouncedSHA256(Self.announcedSHA256(whole))
+                    try checkAnnouncedDigests(whole, wholeBody: true, fresh: true)
                     response = whole
                 }
                 let body = response!.body

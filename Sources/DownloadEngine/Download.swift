@@ -84,6 +84,7 @@ public final class Download: Sendable {
         // One read of the store answers both questions; none when there cannot be anything.
         let stored = options.neverRun ? nil : try await store.load()
         if let placed = try await placedByPreviousRun(stored) { return placed }
+        if let announced = options.announced { state.setIntegrity(announced) }
         // What the file must be, before its first byte: a checksum file without the entry
         // fails the job having fetched nothing of it.
         try await resolveIntegrity()

@@ -11,6 +11,9 @@ public struct DownloadOptions: Sendable {
     /// Where the digest comes from when `expectedChecksum` is nil: a checksum file read
     /// before the file's first byte (`checksumUrl`, CONTRACT.md §8).
     public var integritySources: IntegritySources? = nil
+    /// The digest an earlier run learnt from the remote's headers: checked on the file if
+    /// this run resumes the same version; a run that starts over learns it again.
+    public var announced: IntegrityFinding? = nil
     /// `expectedChecksum`'s hexadecimal digits when it is a SHA-256.
     public var expectedSHA256: String? { expectedChecksum?.algorithm == .sha256 ? expectedChecksum?.hex : nil }
     public var retry: RetryPolicy

@@ -12,7 +12,9 @@ extension RunRequest {
         priorFailures: Int, neverRun: Bool, checkpoints: any CheckpointStore, logger: Logger
     ) {
         var options = DownloadOptions(
-            connections: job.connections, headers: job.headers, expectedChecksum: job.expectedChecksum,
+            connections: job.connections, headers: job.headers,
+            // What a header announced is learnt again by the run, not held against it.
+            expectedChecksum: JobIntegrity.ExpectedSource.isHeader(job.integrity.expectedSource) ? nil : job.expectedChecksum,
             retry: configuration.retry, stallTimeout: configuration.stallTimeout, rateLimiter: rateLimiter
         )
         options.minimumFreeSpace = configuration.minFreeSpace
@@ -24,6 +26,9 @@ extension RunRequest {
         // Only where this node allows it (a restart without the flag, another node).
         options.insecure = job.insecure && configuration.allowInsecureTLS
         options.neverRun = neverRun
+        if JobIntegrity.ExpectedSource.isHeader(job.integrity.expectedSource), let announced = job.expectedChecksum {
+            options.announced = IntegrityFinding(expected: announced, source: job.integrity.expectedSource)
+        }
         if job.integrity.checksumURL != nil || job.integrity.signatureURL != nil {
             options.integritySources = IntegritySources(
                 checksumURL: job.integrity.checksumURL, checksumName: job.integrity.checksumName,

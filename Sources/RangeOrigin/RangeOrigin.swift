@@ -2,6 +2,7 @@ import SluiceSystem
 public import HTTPTypes
 public import Hummingbird
 public import CoreMetrics
+import Foundation
 import Metrics
 import NIOCore
 import SluiceCore
@@ -104,6 +105,9 @@ public struct RangeOrigin: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: "injected status \(status)\n"))
             )
         }
+        if let expires = options.expires, Int64(Date().timeIntervalSince1970) >= expires {
+            return Self.expiredAnswer(expires: expires)
+        }
         if let redirects = options.redirects, redirects > 0 {
             let location = request.uri.path + "?" + Self.query(request.uri.query ?? "", settingRedirectTo: redirects - 1)
             return Response(status: .found, headers: [.location: location, .contentLength: "0"])
@@ -117,13 +121,36 @@ public struct RangeOrigin: Sendable {
         )
         let source = TestDataByteSource(
             content: TestDataContent(seed: options.seed), size: options.size, rate: options.rate,
-            cuts: options.cuts, bytesServed: bytesServed
+            cuts: options.cuts, corrupt: options.corrupt, bytesServed: bytesServed
         )
-        let wantsDigest = Self.wantsReprDigest(request.headers)
-        return RangeResponder.respond(
+        // Generated data announces its digest only when asked to (`digest=1`, or a wrong one
+        // with `baddigest=1`): a test of a remote without digests gets none.
+        let announces = options.digest || options.badDigest
+        var response = RangeResponder.respond(
             to: request, representation: representation, source: source,
-            reprDigest: wantsDigest ? { self.reprDigest(ofTestData: options) } : nil
+            reprDigest: announces ? { self.reprDigest(ofTestData: options) } : nil
         )
+        for link in options.links {
+            response.headers.append(HTTPField(name: Self.linkField, value: "<\(link)>; rel=duplicate"))
+        }
+        return response
+    }
+
+    static let linkField = HTTPField.Name("Link")!
+
+    /// What S3 answers a presigned URL past its `X-Amz-Expires`: 403 with an XML error.
+    static func expiredAnswer(expires: Int64) -> Response {
+        let format = ISO8601DateFormatter()
+        let body = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <Error><Code>AccessDenied</Code><Message>Request has expired</Message>\
+            <Expires>\(format.string(from: Date(timeIntervalSince1970: TimeInterval(expires))))</Expires>\
+            <ServerTime>\(format.string(from: Date()))</ServerTime></Error>
+
+            """
+        return Response(
+            status: .forbidden, headers: [.contentType: "application/xml", .contentLength: String(body.utf8.count)],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
     private static func query(_ query: String, settingRedirectTo value: Int) -> String {

@@ -15,7 +15,17 @@ struct TestDataByteSource: ByteSource {
     let size: Int64
     let rate: Int64?
     let cuts: [Int64]
+    /// Offsets whose byte is flipped (`corrupt=`).
+    var corrupt: [Int64] = []
     let bytesServed: Counter
+
+    /// Fills `buffer` with the content from `offset`, corrupted where `corrupt` says.
+    private func fill(_ buffer: UnsafeMutableRawBufferPointer, offset: Int64) {
+        content.fill(buffer, offset: offset)
+        for flip in corrupt where flip >= offset && flip < offset + Int64(buffer.count) {
+            buffer[Int(flip - offset)] ^= 0xFF
+        }
+    }
 
     func write(_ range: Range<Int64>, to writer: inout any ResponseBodyWriter) async throws {
         // A cut applies only after the request's first byte, so a resume past it succeeds.
@@ -29,7 +39,7 @@ struct TestDataByteSource: ByteSource {
             let count = Int(min(chunk, end - offset))
             var buffer = ByteBufferAllocator().buffer(capacity: count)
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
-                content.fill(UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]), offset: offset)
+                fill(UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]), offset: offset)
                 return count
             }
             try await writer.write(buffer)
@@ -50,7 +60,7 @@ struct TestDataByteSource: ByteSource {
         let count = Int(range.count)
         var buffer = ByteBufferAllocator().buffer(capacity: count)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
-            content.fill(UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]), offset: range.lowerBound)
+            fill(UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]), offset: range.lowerBound)
             return count
         }
         bytesServed.increment(by: range.count)

@@ -16,6 +16,18 @@ struct TestDataOptions: Sendable {
     var redirects: Int?
     /// `baddigest=1`: a `Repr-Digest` that is not the content's, for testing clients that check it.
     var badDigest = false
+    /// `digest=1`: a `Repr-Digest` of the content (uncorrupted), asked for or not.
+    var digest = false
+    /// `corrupt=O1,O2`: the byte at each absolute offset is flipped (XOR 0xFF).
+    var corrupt: [Int64] = []
+    /// `link=URL`, repeatable: `Link: <URL>; rel=duplicate` (RFC 6249), a mirror's address.
+    var links: [String] = []
+    /// `expires=EPOCH`: from that second on, 403 with an S3-style `AccessDenied` body, as a
+    /// presigned URL that expired answers.
+    var expires: Int64?
+
+    /// At most this many offsets in `corrupt`, and links in `link`.
+    static let maximumListed = 64
 
     /// Parses the size path component and the query, or throws `invalid_field` naming the
     /// parameter that is wrong.
@@ -52,6 +64,28 @@ struct TestDataOptions: Sendable {
             case "norange": noRange = flag()
             case "nolength": noLength = flag()
             case "baddigest": badDigest = flag()
+            case "digest": digest = flag()
+            case "corrupt":
+                corrupt = try value.split(separator: ",").map { part in
+                    guard let offset = ByteSize.parse(part, limit: .max) else {
+                        throw SluiceError(.invalidField, "corrupt must be a list of byte offsets", field: "corrupt")
+                    }
+                    return offset
+                }
+                guard corrupt.count <= Self.maximumListed else {
+                    throw SluiceError(.invalidField, "corrupt: at most \(Self.maximumListed) offsets", field: "corrupt")
+                }
+            case "link":
+                guard links.count < Self.maximumListed, value.utf8.count <= 2048,
+                    value.hasPrefix("http://") || value.hasPrefix("https://"),
+                    value.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "<" && $0 != ">" })
+                else {
+                    throw SluiceError(
+                        .invalidField, "link must be an http or https URL of printable ASCII, at most \(Self.maximumListed) of them",
+                        field: "link")
+                }
+                links.append(String(value))
+            case "expires": expires = try number(0...Int64(Int32.max) * 4)
             case "etag":
                 guard !value.isEmpty, EntityTag(parsing: "\"\(value)\"") != nil else {
                     throw SluiceError(.invalidField, "etag must be printable ASCII without quotes or spaces", field: "etag")

@@ -24,7 +24,7 @@ import Testing
 
     static func field(version: Int) -> String { fields[version] }
 
-    @Test(arguments: ["/testdata/3M?seed=4", "/testdata/3M?seed=4&norange=1", "/testdata/3M?seed=4&nolength=1"])
+    @Test(arguments: ["/testdata/3M?seed=4&digest=1", "/testdata/3M?seed=4&norange=1&digest=1", "/testdata/3M?seed=4&nolength=1&digest=1"])
     func aDownloadWithTheRightDigestCompletes(path: String) async throws {
         try await EngineHarness.with { (harness: EngineHarness) async throws in
             let expected = EngineHarness.expectedSHA256(size: 3 << 20, seed: 4)

@@ -236,7 +236,7 @@ import Testing
             let content = TestDataContent(seed: 7).bytes(0..<Int64(size))
             let expected = Self.field(content)
             try await Self.withDigestOrigin(root: directory.path) { port, origin, _ in
-                let path = "/testdata/3M?seed=7"
+                let path = "/testdata/3M?seed=7&digest=1"
                 let whole = try await Self.untilDigest(port: port, path: path)
                 #expect(whole.status == 200)
                 #expect(whole.header("Repr-Digest") == expected)
@@ -256,7 +256,7 @@ import Testing
                 let tagged = try await RawHTTPClient.request(port: port, path: path + "&etag=other", headers: Self.want)
                 #expect(tagged.header("Repr-Digest") == expected)
                 #expect(origin.testDataDigests.computations(of: Self.key(seed: 7, size: Int64(size))) == 1)
-                let other = try await Self.untilDigest(port: port, path: "/testdata/3M?seed=8")
+                let other = try await Self.untilDigest(port: port, path: "/testdata/3M?seed=8&digest=1")
                 #expect(other.header("Repr-Digest") == Self.field(TestDataContent(seed: 8).bytes(0..<Int64(size))))
                 #expect(origin.testDataDigests.computations(of: Self.key(seed: 8, size: Int64(size))) == 1)
             }
@@ -281,11 +281,11 @@ import Testing
     @Test func testDataAbove64MiBGetsNoDigest() async throws {
         try await withTemporaryDirectory { directory in
             try await Self.withDigestOrigin(root: directory.path) { port, origin, _ in
-                let head = try await RawHTTPClient.request(port: port, method: "HEAD", path: "/testdata/65M", headers: Self.want)
+                let head = try await RawHTTPClient.request(port: port, method: "HEAD", path: "/testdata/65M?digest=1", headers: Self.want)
                 #expect(head.status == 200)
                 #expect(head.header("Repr-Digest") == nil)
                 let tail = try await RawHTTPClient.request(
-                    port: port, path: "/testdata/1T", headers: Self.want.merging(["Range": "bytes=-4"]) { $1 }
+                    port: port, path: "/testdata/1T?digest=1", headers: Self.want.merging(["Range": "bytes=-4"]) { $1 }
                 )
                 #expect(tail.status == 206)
                 #expect(tail.header("Repr-Digest") == nil)
@@ -300,7 +300,7 @@ import Testing
     @Test func aDigestNotKnownYetIsLeftOutThenSent() async throws {
         try await withTemporaryDirectory { directory in
             try await Self.withDigestOrigin(root: directory.path) { port, origin, _ in
-                let path = "/testdata/8M?seed=11"
+                let path = "/testdata/8M?seed=11&digest=1"
                 let first = try await RawHTTPClient.request(
                     port: port, path: path, headers: Self.want.merging(["Range": "bytes=0-0"]) { $1 }
                 )

@@ -55,3 +55,23 @@ import Testing
         #expect(OpenPGPText.dearmor("-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n!!!\n-----END PGP PUBLIC KEY BLOCK-----") == nil)
     }
 }
+
+/// minisign's key ids as minisign prints them (`%PRIX64` of the little-endian number): a
+/// leading zero is not printed, which one key in sixteen has (found by a test that compared
+/// with minisign's own output and failed now and then).
+@Suite struct MinisignKeyIDTests {
+    @Test func aKeyIDIsPrintedAsMinisignPrintsIt() throws {
+        // `Ed`, the key id 54 2A 30 83 40 73 66 01 (little-endian), 32 bytes of key.
+        let bytes: [UInt8] = [0x45, 0x64, 0x54, 0x2A, 0x30, 0x83, 0x40, 0x73, 0x66, 0x01] + [UInt8](repeating: 7, count: 32)
+        let key = try Minisign.PublicKey(parsing: "untrusted comment: minisign public key 166734083302A54\n" + Base64.encode(bytes))
+        #expect(key.idText == "166734083302A54")
+        let padded: [UInt8] = [0x45, 0x64, 0x01, 0, 0, 0, 0, 0, 0, 0x80] + [UInt8](repeating: 7, count: 32)
+        #expect(try Minisign.PublicKey(parsing: Base64.encode(padded)).idText == "8000000000000001")
+    }
+
+    @Test func whatIsNotAKeyOrASignatureIsRefused() {
+        #expect(throws: Minisign.Malformed.self) { try Minisign.PublicKey(parsing: "untrusted comment: x\nAAAA") }
+        #expect(throws: Minisign.Malformed.self) { try Minisign.Signature(parsing: Array("untrusted comment: x\nAAAA\n".utf8)) }
+        #expect(throws: Minisign.Malformed.self) { try Minisign.Signature(parsing: [UInt8](repeating: 65, count: 70_000)) }
+    }
+}

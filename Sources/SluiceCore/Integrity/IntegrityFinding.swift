@@ -18,7 +18,8 @@ extension JobSnapshot {
     /// Keeps what a run learnt: the digest (unless the job was given one) and where it came
     /// from, and the signature's check.
     public mutating func learnt(_ finding: IntegrityFinding) {
-        if expectedDigest == nil, let expected = finding.expected {
+        // A header's digest is the served version's: a later run's replaces it.
+        if let expected = finding.expected, expectedDigest == nil || JobIntegrity.ExpectedSource.isHeader(integrity.expectedSource) {
             expectedChecksum = expected
             integrity.expectedSource = finding.source
         }

@@ -21,6 +21,10 @@ public struct JobIntegrity: Sendable, Equatable, Codable {
         public static let checksum = "checksum"
         /// Read from the checksum file.
         public static let checksumURL = "checksumUrl"
+
+        /// Announced by the remote in a header (`DigestHeaders.names`): the digest of the
+        /// version it serves, learnt again by every run, never held against a new version.
+        public static func isHeader(_ source: String?) -> Bool { source.map(DigestHeaders.names.contains) ?? false }
     }
 
     private enum CodingKeys: String, CodingKey {

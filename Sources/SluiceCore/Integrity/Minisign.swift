@@ -24,7 +24,7 @@ public enum Minisign {
             key = Array(bytes[10..<42])
         }
 
-        /// The key id as minisign prints it: 16 upper-case hexadecimal digits.
+        /// The key id as minisign prints it: upper-case hexadecimal, no leading zeros.
         public var idText: String { Minisign.idText(keyID) }
     }
 
@@ -62,9 +62,10 @@ public enum Minisign {
         public var globallySigned: [UInt8] { signature + Array(trustedComment.utf8) }
     }
 
-    /// minisign prints a key id as the 64-bit little-endian number it holds.
+    /// minisign prints a key id as the 64-bit little-endian number it holds, in upper-case
+    /// hexadecimal without leading zeros (`%PRIX64`).
     static func idText(_ keyID: [UInt8]) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        return String(decoding: keyID.reversed().flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
+        let number = keyID.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return String(number, radix: 16, uppercase: true)
     }
 }
