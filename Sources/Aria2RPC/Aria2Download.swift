@@ -86,9 +86,17 @@ public struct Aria2Download: Sendable {
         ])
     }
 
-    /// `getUris`: the job's URL (credentials shown as the job's JSON shows them).
+    /// `getUris`: the job's URL, then its mirrors (credentials shown as the job's JSON shows
+    /// them); the ones in use are `used`, the rest `waiting`, as aria2 lists them.
     public var uris: JSONValue {
-        .array([.object([("uri", .string(URLCredentials.redacted(job.url))), ("status", .string("used"))])])
+        let sources =
+            job.integrity.sources.isEmpty
+            ? [SourceState(url: job.url)] + job.integrity.mirrors.map { SourceState(url: $0) } : job.integrity.sources
+        return .array(
+            sources.enumerated().map { index, source in
+                let used = index == 0 || (source.state == .ok && source.bytes > 0)
+                return .object([("uri", .string(URLCredentials.redacted(source.url))), ("status", .string(used ? "used" : "waiting"))])
+            })
     }
 
     /// aria2's exit status for the job's error (its manual's list), where one fits; 1

@@ -31,6 +31,7 @@ extension Download {
             logger.info("resuming with \(map.writtenBytes) of \(total) bytes on disk", metadata: ["url": "\(url)"])
             try reserveSpace(total, in: file)
             state.setRemote(remote, map: map)
+            await joinMirrors(total: total)
             state.setPhase(.downloading)
             try await runWorkers(file: file, first: nil)
             return nil
@@ -66,6 +67,7 @@ extension Download {
         }
         try reserveSpace(total, in: file)
         state.setRemote(remote, map: SegmentMap(total: total, parts: options.connections, minimumSplit: options.minimumSplit))
+        await joinMirrors(total: total)
         await saveCheckpoint(file: file)
         let first = state.claim().map { (response: response, claim: $0) }
         try await runWorkers(file: file, first: first)

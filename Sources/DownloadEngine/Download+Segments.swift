@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Logging
 import NIOCore
 import SluiceCore
 import NIOHTTP1
@@ -16,6 +17,9 @@ extension Download {
         let host = HostConnections.key(for: url)
         try await withThrowingTaskGroup(of: WorkerEnd.self) { group in
             var active = 0
+            // Connections are spread over the primary and the mirrors that joined, in turn.
+            var spawned = 0
+            let lanes = state.laneCount
             var recruiting = false
             var mayRecruit = cap != nil
             func spawn(initial: (response: HTTPClientResponse, claim: SegmentMap.Claim)?, ownsSlot: Bool) {
@@ -23,12 +27,14 @@ extension Download {
                 // response it continues arrived; each other one takes the next loop, so
                 // that the cores share the work. (Named explicitly: an inherited preference
                 // was lost in release builds, and the writes went back to the shared pool.)
+                let lane = spawned % lanes
                 group.addTask(executorPreference: active == 0 ? home : DataPlane.nextExecutor()) {
                     defer { if ownsSlot { cap?.release(host) } }
-                    try await self.rangeWorker(file: file, initial: initial)
+                    try await self.rangeWorker(file: file, initial: initial, lane: lane)
                     return .worker
                 }
                 active += 1
+                spawned += 1
             }
             func recruit() {
                 guard let cap, mayRecruit, !recruiting, active < wanted else { return }
@@ -69,7 +75,11 @@ extension Download {
     }
 
     /// Fetches claimed segments until nothing is left to claim or steal.
-    private func rangeWorker(file: PartialFile, initial: (response: HTTPClientResponse, claim: SegmentMap.Claim)?) async throws {
+    private func rangeWorker(file: PartialFile, initial: (response: HTTPClientResponse, claim: SegmentMap.Claim)?, lane: Int)
+        async throws
+    {
+        // The probe's answer (the first worker's) is the primary's.
+        var lane = initial == nil ? lane : 0
         var claim = initial?.claim ?? state.claim()
         var response = initial?.response
         var machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
@@ -83,11 +93,11 @@ extension Download {
                         claim = state.claim()
                         continue
                     }
-                    response = try await fetch(range, useOriginalURL: useOriginalURL)
+                    response = try await fetch(range, useOriginalURL: useOriginalURL, lane: lane)
                 }
                 let body = response!.body
                 response = nil
-                try await write(body, to: file, segment: current.segment)
+                try await write(body, to: file, segment: current.segment, source: state.lane(lane)?.source ?? 0)
                 guard state.isFinished(segment: current.segment) else {
                     throw TransientFailure(error: SluiceError(.network, "the connection closed before the range was complete"))
                 }
@@ -103,6 +113,22 @@ extension Download {
                 }
                 progressMark = done
                 if state.remote?.finalURL != nil { useOriginalURL = true }
+                // A mirror that fails, or whose file is not the primary's any more, is given
+                // up on: this connection goes on from the primary. A stop is a stop.
+                if let mirror = state.lane(lane) {
+                    do {
+                        try await recover(from: error, with: &machine)
+                    } catch let stop where stop is CancellationError || stop is LeaseLost {
+                        state.release(segment: current.segment)
+                        throw stop
+                    } catch {
+                        state.giveUp(source: mirror.source, as: error is RestartFromZero ? .excluded : .failed)
+                        logger.notice("a mirror is given up on: \(error)", metadata: ["url": "\(URLCredentials.redacted(mirror.url))"])
+                        lane = 0
+                        machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
+                    }
+                    continue
+                }
                 do {
                     try await recover(from: error, with: &machine)
                 } catch {
@@ -114,16 +140,18 @@ extension Download {
     }
 
     /// Requests `range` under the download's validator and accepts only the exact 206.
-    private func fetch(_ range: Range<Int64>, useOriginalURL: Bool) async throws -> HTTPClientResponse {
+    private func fetch(_ range: Range<Int64>, useOriginalURL: Bool, lane: Int) async throws -> HTTPClientResponse {
         guard let remote = state.remote, let total = remote.totalBytes else {
             preconditionFailure("range fetch before the probe")
         }
-        let target = useOriginalURL ? url : (remote.finalURL ?? url)
-        let response = try await execute(makeRequest(url: target, range: range, ifRange: remote.validators?.ifRangeValue)).response
+        let mirror = state.lane(lane)
+        let target = mirror?.url ?? (useOriginalURL ? url : (remote.finalURL ?? url))
+        let validators = mirror.map(\.validators) ?? remote.validators
+        let response = try await execute(makeRequest(url: target, range: range, ifRange: validators?.ifRangeValue)).response
         let status = Int(response.status.code)
         let verdict = ResponseCheck.ranged(
             status: status, header: { response.headers.first(name: $0) }, range: range, total: total,
-            validators: remote.validators
+            validators: validators
         )
         if let event = RetryMachine.event(for: verdict, status: status) { throw MachineEvent(event: event) }
         return response
@@ -131,7 +159,7 @@ extension Download {
 
     /// Streams a body into its segment, each buffer written at its offset as it arrives,
     /// stopping at the segment's end (which moves down when another worker takes half).
-    private func write(_ body: HTTPClientResponse.Body, to file: PartialFile, segment: Int) async throws {
+    private func write(_ body: HTTPClientResponse.Body, to file: PartialFile, segment: Int, source: Int) async throws {
         state.connectionOpened()
         defer { state.connectionClosed() }
         var watch = makeStallWatch()
@@ -152,6 +180,7 @@ extension Download {
                     throw error
                 }
                 state.commit(segment: segment)
+                state.sourceBrought(allowed, source: source)
                 consumed += Int(allowed)
             }
             try await options.rateLimiter?.consume(readable)

@@ -14,6 +14,10 @@ public struct DownloadOptions: Sendable {
     /// The digest an earlier run learnt from the remote's headers: checked on the file if
     /// this run resumes the same version; a run that starts over learns it again.
     public var announced: IntegrityFinding? = nil
+    /// More URLs of the same file: with a digest expected, the connections are spread over
+    /// those that agree with the primary; without one, each is tried in turn when the one
+    /// before fails (`MirroredDownload`).
+    public var mirrors: [String] = []
     /// `expectedChecksum`'s hexadecimal digits when it is a SHA-256.
     public var expectedSHA256: String? { expectedChecksum?.algorithm == .sha256 ? expectedChecksum?.hex : nil }
     public var retry: RetryPolicy

@@ -16,7 +16,20 @@ final class DownloadState: Sendable {
         var announcedSHA256: String? = nil
     }
 
+    /// Where one connection's requests go: the primary (lane 0, with `Remote`'s URL and
+    /// validators) or a mirror that agreed with it.
+    struct Lane: Sendable {
+        var url: String
+        var validators: Validators?
+        /// The source's index in `sources`.
+        var source: Int
+    }
+
     private struct Inner {
+        /// The mirrors' lanes after the primary's; empty without mirrors in use.
+        var lanes: [Lane] = []
+        /// What each source did, when the download has mirrors.
+        var sources: [SourceState]?
         var remote: Remote?
         /// Range mode: the segment map.
         var map: SegmentMap?
@@ -77,6 +90,32 @@ final class DownloadState: Sendable {
     /// A new whole-file answer (a single stream starting over) announces its own digest.
     func setAnnouncedSHA256(_ digest: String?) {
         inner.withLock { $0.remote?.announcedSHA256 = digest }
+    }
+
+    func setSources(_ sources: [SourceState], lanes: [Lane]) {
+        inner.withLock {
+            $0.sources = sources
+            $0.lanes = lanes
+        }
+    }
+
+    /// How many lanes connections are spread over: the primary's and the mirrors'.
+    var laneCount: Int { inner.withLock { 1 + $0.lanes.count } }
+    /// Lane `index` (1 and up: the mirrors'); nil for the primary's.
+    func lane(_ index: Int) -> Lane? { inner.withLock { index > 0 && index <= $0.lanes.count ? $0.lanes[index - 1] : nil } }
+
+    /// `count` bytes written from source `source`.
+    func sourceBrought(_ count: Int64, source: Int) {
+        inner.withLock { if $0.sources?.indices.contains(source) == true { $0.sources?[source].bytes += count } }
+    }
+
+    /// A source given up on: its lane's connections go to the primary.
+    func giveUp(source: Int, as state: SourceState.State) {
+        inner.withLock {
+            guard $0.sources?.indices.contains(source) == true else { return }
+            $0.sources?[source].failures += 1
+            $0.sources?[source].state = state
+        }
     }
 
     var integrity: IntegrityFinding? { inner.withLock { $0.integrity } }
@@ -208,12 +247,14 @@ final class DownloadState: Sendable {
             let done = state.map?.writtenBytes ?? state.streamed
             speed.record(bytes: done, at: now)
             let total = state.remote?.totalBytes
-            return DownloadProgress(
+            var progress = DownloadProgress(
                 phase: state.phase, bytesDone: done, bytesTotal: total, speed: speed.bytesPerSecond,
                 eta: speed.eta(remaining: total.map { $0 - done }),
                 resumable: state.map != nil && state.remote?.validators?.ifRangeValue != nil,
                 fileName: state.remote?.fileName, activeConnections: state.activeConnections, integrity: state.integrity
             )
+            progress.sources = state.sources
+            return progress
         }
     }
 }

@@ -111,7 +111,9 @@ enum CreateCommand {
             )
         }
         try node.client.checkEndpoints(notify: request.notify, proxy: request.proxy)
-        for (field, url) in [("checksumUrl", request.checksumURL), ("signatureUrl", request.signatureURL)] {
+        for (field, url) in [("checksumUrl", request.checksumURL), ("signatureUrl", request.signatureURL)]
+            + request.mirrors.map({ ("mirrors", Optional($0)) })
+        {
             if let url, let refusal = node.client.literalRefusal(for: url) {
                 throw SluiceError(.forbiddenTarget, "\(field): \(refusal.message)", field: field)
             }
@@ -139,6 +141,7 @@ enum CreateCommand {
         job.integrity.checksumURL = request.checksumURL
         job.integrity.checksumName = request.checksumName
         job.integrity.signatureURL = request.signatureURL
+        job.integrity.mirrors = request.mirrors
         job.updatedAt = now
         job.after = request.after
         job.limitRate = request.limitRate

@@ -43,7 +43,22 @@ public struct FetcherEngine: RunEngine {
     public init(client: Fetcher) { self.client = client }
 
     public func makeRun(_ request: RunRequest) -> any DownloadRun {
-        Download(
+        // Mirrors without a digest to check their bytes against are tried one at a time.
+        if !request.options.mirrors.isEmpty, request.options.expectedChecksum == nil {
+            var options = request.options
+            options.mirrors = []
+            return MirroredDownload(
+                sources: [request.url] + request.options.mirrors, checkpoints: request.checkpoints,
+                neverRun: request.options.neverRun, logger: request.logger
+            ) { [client, options] url, neverRun in
+                var attempt = options
+                attempt.neverRun = neverRun
+                return Download(
+                    url: url, target: request.target, options: attempt, client: client, checkpoints: request.checkpoints,
+                    logger: request.logger)
+            }
+        }
+        return Download(
             url: request.url, target: request.target, options: request.options, client: client,
             checkpoints: request.checkpoints, logger: request.logger
         )
@@ -51,3 +66,4 @@ public struct FetcherEngine: RunEngine {
 }
 
 extension Download: DownloadRun {}
+extension MirroredDownload: DownloadRun {}

@@ -59,13 +59,16 @@ public struct JobEventMessage: Sendable {
         case .removed(let id):
             return id.utf8.count + 10
         case .job(let job):
-            let strings = [
-                job.url, job.filename ?? "", job.path ?? "", job.notify ?? "", job.proxy ?? "", job.error?.message ?? "",
-                job.expectedDigest ?? "",
-            ]
+            let strings =
+                [
+                    job.url, job.filename ?? "", job.path ?? "", job.notify ?? "", job.proxy ?? "", job.error?.message ?? "",
+                    job.expectedDigest ?? "",
+                ] + job.integrity.mirrors
             // `integrity`'s names and values around an expected digest: about 80 bytes more.
             let integrity = job.expectedDigest == nil ? 0 : 80
-            return 720 + integrity + strings.reduce(0) { $0 + $1.utf8.count }
+            // `sources`: about 60 bytes around each URL (the primary's is in `url` already).
+            let sources = 60 + (job.integrity.mirrors.count * 60) + job.url.utf8.count
+            return 720 + integrity + sources + strings.reduce(0) { $0 + $1.utf8.count }
                 + (job.after + job.waitingFor).reduce(0) { $0 + $1.utf8.count + 3 }
         }
     }

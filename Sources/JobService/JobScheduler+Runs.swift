@@ -74,6 +74,7 @@ extension JobScheduler {
         job.resumable = progress.resumable
         if let name = progress.fileName { job.filename = name }
         if let finding = progress.integrity { job.learnt(finding) }
+        if let sources = progress.sources { job.integrity.sources = sources }
         job.updatedAt = configuration.clock.now()
         jobs[id] = job
         storeProgress(job)

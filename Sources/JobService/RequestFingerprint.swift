@@ -22,6 +22,7 @@ extension CreateJobRequest {
         if let checksumURL { fields.append(("checksumUrl", text(checksumURL))) }
         if let checksumName { fields.append(("checksumName", text(checksumName))) }
         if let signatureURL { fields.append(("signatureUrl", text(signatureURL))) }
+        if !mirrors.isEmpty { fields.append(("mirrors", mirrors.map(text).joined())) }
         let digest = SHA256.hash(data: Array(fields.map { "\($0.0)=\($0.1)\n" }.joined().utf8))
         let hex = Array("0123456789abcdef".utf8)
         return String(decoding: digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0x0F)]] }, as: UTF8.self)

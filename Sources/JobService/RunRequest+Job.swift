@@ -26,6 +26,7 @@ extension RunRequest {
         // Only where this node allows it (a restart without the flag, another node).
         options.insecure = job.insecure && configuration.allowInsecureTLS
         options.neverRun = neverRun
+        options.mirrors = job.integrity.mirrors
         if JobIntegrity.ExpectedSource.isHeader(job.integrity.expectedSource), let announced = job.expectedChecksum {
             options.announced = IntegrityFinding(expected: announced, source: job.integrity.expectedSource)
         }

@@ -9,14 +9,20 @@ extension Aria2Methods {
         guard case .array(let uris)? = call.param(0), case .string(let url)? = uris.first else {
             throw Aria2Failure("addUri takes an array of URIs")
         }
-        // aria2 takes the other URIs as mirrors of the first; Sluice fetches from one.
+        // aria2 takes the other URIs as mirrors of the first, as Sluice's `mirrors` are;
+        // the same URI given twice is one source.
+        var mirrors: [String] = []
+        for uri in uris.dropFirst() {
+            guard case .string(let mirror) = uri else { throw Aria2Failure("addUri takes an array of URIs") }
+            if mirror != url, !mirrors.contains(mirror) { mirrors.append(mirror) }
+        }
         let options = try Aria2JobOptions(call.param(1), documents: documents)
         let request: CreateJobRequest
         do {
             request = try CreateJobRequest(
                 url: url, filename: options.filename, connections: options.connections ?? 4,
                 headers: options.headers, paused: options.paused ?? false, limitRate: options.limitRate?.value,
-                proxy: options.proxy, directory: options.directory, checksum: options.checksum)
+                proxy: options.proxy, directory: options.directory, checksum: options.checksum, mirrors: mirrors)
         } catch let error as SluiceError {
             throw Aria2Failure(error.message)
         }

@@ -37,7 +37,7 @@ struct EngineHarness: Sendable {
 
     func download(
         _ path: String, name: String = "job", connections: Int = 4, sha256: String? = nil, checksum: Checksum? = nil,
-        fileName: String? = nil, integrity: IntegritySources? = nil,
+        fileName: String? = nil, integrity: IntegritySources? = nil, mirrors: [String] = [],
         clock: (any Clock<Duration>)? = nil, progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
     ) -> Download {
         var options = DownloadOptions(
@@ -45,6 +45,7 @@ struct EngineHarness: Sendable {
             minimumSplit: 256 << 10
         )
         options.integritySources = integrity
+        options.mirrors = mirrors.map(url)
         if let clock {
             options.clock = ElapsedClock(clock)
             // Time runs thousands of times faster: no connection could keep up with a floor.

@@ -111,8 +111,9 @@ import NIOHTTP1
             let id = try await service.create(["url": "http://127.0.0.1:1/x", "paused": true])["id"] as! String
             let expected = [
                 "id", "url", "state", "filename", "bytesTotal", "bytesDone", "progress", "speed", "eta", "connections",
-                // `integrity`'s own keys follow it (the pattern reads every key).
-                "resumable", "sha256", "integrity", "expected", "verified", "signature", "path", "error", "priority", "createdAt",
+                // `integrity`'s and `sources`' own keys follow them (the pattern reads every key).
+                "resumable", "sha256", "integrity", "expected", "verified", "signature", "sources", "url", "bytes", "failures", "state",
+                "path", "error", "priority", "createdAt",
                 "updatedAt", "completedAt", "retryAt",
                 "after", "waitingFor", "heldBy", "startAt", "ignoreSchedule", "limitRate", "notify", "proxy", "insecure", "node",
             ]

@@ -19,6 +19,8 @@ public struct DownloadProgress: Sendable, Equatable {
     public var activeConnections: Int
     /// What the run learnt of the digest and signature the file must have; nil for nothing.
     public var integrity: IntegrityFinding?
+    /// What each source brought, the primary first, when the download has mirrors.
+    public var sources: [SourceState]?
 
     public init(
         phase: Phase, bytesDone: Int64 = 0, bytesTotal: Int64? = nil, speed: Double = 0, eta: Double? = nil,

@@ -14,6 +14,11 @@ public struct JobIntegrity: Sendable, Equatable, Codable {
     public var expectedSource: String?
     /// The signature's check, once made.
     public var signature: SignatureCheck?
+    /// More URLs of the same file (`mirrors`), in the order given.
+    public var mirrors: [String] = []
+    /// What each source did, the primary first, as the last run left it; empty before one
+    /// ran.
+    public var sources: [SourceState] = []
 
     /// Where an expected digest came from, as `integrity.expected.source` shows it.
     public enum ExpectedSource {
@@ -31,7 +36,7 @@ public struct JobIntegrity: Sendable, Equatable, Codable {
         case checksumURL = "checksumUrl"
         case checksumName
         case signatureURL = "signatureUrl"
-        case expectedSource, signature
+        case expectedSource, signature, mirrors, sources
     }
 
     public init(
@@ -43,6 +48,17 @@ public struct JobIntegrity: Sendable, Equatable, Codable {
         self.signatureURL = signatureURL
         self.expectedSource = expectedSource
         self.signature = signature
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        checksumURL = try container.decodeIfPresent(String.self, forKey: .checksumURL)
+        checksumName = try container.decodeIfPresent(String.self, forKey: .checksumName)
+        signatureURL = try container.decodeIfPresent(String.self, forKey: .signatureURL)
+        expectedSource = try container.decodeIfPresent(String.self, forKey: .expectedSource)
+        signature = try container.decodeIfPresent(SignatureCheck.self, forKey: .signature)
+        mirrors = try container.decodeIfPresent([String].self, forKey: .mirrors) ?? []
+        sources = try container.decodeIfPresent([SourceState].self, forKey: .sources) ?? []
     }
 
     public var isEmpty: Bool { self == JobIntegrity() }

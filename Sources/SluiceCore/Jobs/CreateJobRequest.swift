@@ -14,6 +14,8 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     public var checksumName: String?
     /// A detached signature of the checksum file, or of the file itself (`signatureUrl`).
     public var signatureURL: String?
+    /// More URLs of the same file (`mirrors`): at most 16, each once, none the `url`.
+    public var mirrors: [String] = []
     public var headers: [String: String]
     public var priority: Int
     public var paused: Bool
@@ -44,7 +46,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case url, filename, connections, sha256, headers, priority, paused, after, limitRate, notify, proxy, insecure, dir
-        case startAt, ignoreSchedule, checksum, checksumUrl, checksumName, signatureUrl
+        case startAt, ignoreSchedule, checksum, checksumUrl, checksumName, signatureUrl, mirrors
     }
 
     /// The fields of `POST /jobs`: any other is 400 `invalid_field` naming it, so a misspelt
@@ -76,6 +78,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         checksumURL = try field(String.self, .checksumUrl)
         checksumName = try field(String.self, .checksumName)
         signatureURL = try field(String.self, .signatureUrl)
+        mirrors = try field([String].self, .mirrors) ?? []
         headers = try field([String: String].self, .headers) ?? [:]
         priority = try field(Int.self, .priority) ?? 0
         paused = try field(Bool.self, .paused) ?? false
@@ -95,7 +98,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         url: String, filename: String? = nil, connections: Int = 4, sha256: String? = nil,
         headers: [String: String] = [:], priority: Int = 0, paused: Bool = false, after: [String] = [],
         limitRate: Int64? = nil, notify: String? = nil, proxy: String? = nil, insecure: Bool = false,
-        directory: String? = nil, checksum: Checksum? = nil
+        directory: String? = nil, checksum: Checksum? = nil, mirrors: [String] = []
     ) throws {
         self.url = url
         self.filename = filename
@@ -110,6 +113,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         self.proxy = proxy
         self.insecure = insecure
         self.directory = directory
+        self.mirrors = mirrors
         try validate(sha256: sha256)
     }
 
@@ -130,6 +134,7 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
             checksum = given
         }
         try validateChecksumSources()
+        try validateMirrors()
         try Self.validatePriority(priority)
         try Self.validateHeaders(headers)
         try Self.validateAfter(after)
@@ -161,6 +166,19 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
                 throw SluiceError(
                     .invalidField, "checksumName must be a file name of 1 to 1024 bytes without control characters", field: "checksumName")
             }
+        }
+    }
+
+    /// At most this many mirrors (CONTRACT.md §8).
+    public static let maximumMirrors = 16
+
+    private func validateMirrors() throws {
+        guard mirrors.count <= Self.maximumMirrors else {
+            throw SluiceError(.invalidField, "mirrors: at most \(Self.maximumMirrors) URLs", field: "mirrors")
+        }
+        for mirror in mirrors { try Self.validateURL(mirror, field: "mirrors") }
+        guard Set(mirrors + [url]).count == mirrors.count + 1 else {
+            throw SluiceError(.invalidField, "mirrors must list each URL once, and not the url itself", field: "mirrors")
         }
     }
 

@@ -258,6 +258,7 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             ("resumable", .bool(resumable)),
             ("sha256", JSONValue(sha256)),
             ("integrity", integrityJSON),
+            ("sources", sourcesJSON),
             ("path", JSONValue(path)),
             ("error", error.map { .object([("code", .string($0.code)), ("message", .string($0.message))]) } ?? .null),
             ("priority", JSONValue(priority)),
@@ -295,6 +296,15 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
             ("expected", expected ?? .null), ("verified", verified.map(JSONValue.bool) ?? .null),
             ("signature", integrity.signature?.json ?? .null),
         ])
+    }
+
+    /// CONTRACT.md §8: the primary and the mirrors, in order, with what each brought; before
+    /// a run, the URLs given and nothing brought.
+    var sourcesJSON: JSONValue {
+        let listed =
+            integrity.sources.isEmpty
+            ? [SourceState(url: url, bytes: bytesDone)] + integrity.mirrors.map { SourceState(url: $0) } : integrity.sources
+        return .array(listed.map(\.json))
     }
 
     public init(from decoder: any Decoder) throws {

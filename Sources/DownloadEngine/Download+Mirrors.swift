@@ -1,0 +1,79 @@
+import AsyncHTTPClient
+import Logging
+import NIOHTTP1
+import SluiceCore
+
+/// Mirrors with a digest to prove their bytes (CONTRACT.md §8): each is asked for its first
+/// byte, and joins only when its answer agrees with the primary's (the same length, and no
+/// digest header that disagrees with the one expected); the connections are then spread
+/// over the primary and the mirrors that joined, each mirror's requests under its own
+/// validator. A mirror that fails is given up on and its connections go to the primary; the
+/// finished file is checked against the digest whatever served it.
+extension Download {
+    /// Sets the lanes for a ranged download of `total` bytes, when the download has mirrors
+    /// and a digest; without a digest, mirrors are `MirroredDownload`'s (one at a time).
+    func joinMirrors(total: Int64) async {
+        guard !options.mirrors.isEmpty else { return }
+        var sources = [SourceState(url: url)] + options.mirrors.map { SourceState(url: $0) }
+        guard let expected = expectedChecksum else {
+            state.setSources(sources, lanes: [])
+            return
+        }
+        let answers = await withTaskGroup(of: (Int, Result<DownloadState.Lane, MirrorRefusal>).self) { group in
+            for (index, mirror) in options.mirrors.enumerated() {
+                group.addTask { (index + 1, await self.askMirror(mirror, source: index + 1, total: total, expected: expected)) }
+            }
+            var answers: [(Int, Result<DownloadState.Lane, MirrorRefusal>)] = []
+            for await answer in group { answers.append(answer) }
+            return answers.sorted { $0.0 < $1.0 }
+        }
+        var lanes: [DownloadState.Lane] = []
+        for (source, answer) in answers {
+            switch answer {
+            case .success(let lane):
+                lanes.append(lane)
+            case .failure(let refusal):
+                sources[source].failures += 1
+                sources[source].state = refusal.excluded ? .excluded : .failed
+                logger.notice(
+                    "mirror \(URLCredentials.redacted(sources[source].url)) is not used: \(refusal.reason)", metadata: ["url": "\(url)"])
+            }
+        }
+        state.setSources(sources, lanes: lanes)
+    }
+
+    struct MirrorRefusal: Error {
+        var reason: String
+        /// Refused for its content (`excluded`), not for an error (`failed`).
+        var excluded: Bool
+    }
+
+    /// Asks `mirror` for its first byte: a lane when it serves the same length and announces
+    /// no digest that disagrees with `expected`.
+    private func askMirror(_ mirror: String, source: Int, total: Int64, expected: Checksum) async -> Result<
+        DownloadState.Lane, MirrorRefusal
+    > {
+        do {
+            let fetched = try await execute(makeRequest(url: mirror, range: 0..<1, ifRange: nil))
+            let response = fetched.response
+            _ = try? await response.body.collect(upTo: 1 << 16)
+            let status = Int(response.status.code)
+            guard let identity = ResponseCheck.identity(status: status, header: { response.headers.first(name: $0) }) else {
+                return .failure(MirrorRefusal(reason: "it answered \(status) to a request for its first byte", excluded: false))
+            }
+            guard identity.totalBytes == total else {
+                return .failure(
+                    MirrorRefusal(
+                        reason: "it serves \(identity.totalBytes.map(String.init) ?? "an unknown number of") bytes, not \(total)",
+                        excluded: true))
+            }
+            let announced = DigestHeaders.announced({ response.headers[$0] }, wholeBody: false)
+            if let other = announced.first(where: { $0.checksum.algorithm == expected.algorithm && $0.checksum != expected }) {
+                return .failure(MirrorRefusal(reason: "its \(other.shownHeader) announces another digest", excluded: true))
+            }
+            return .success(DownloadState.Lane(url: fetched.url, validators: identity.validators, source: source))
+        } catch {
+            return .failure(MirrorRefusal(reason: "\(error)", excluded: false))
+        }
+    }
+}

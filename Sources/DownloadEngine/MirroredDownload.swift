@@ -1,0 +1,98 @@
+public import Logging
+public import SluiceCore
+import Synchronization
+
+/// A download with mirrors and no digest to check their bytes against (CONTRACT.md §8):
+/// the sources are tried one at a time, the primary first, and a move to the next starts the
+/// file over from byte 0, so that no file is ever made of two servers' bytes without a
+/// digest to prove them the same. A source is given up on (`failed`) when its download fails
+/// for the remote's reasons (a status, the network, TLS, a bad answer); a pause, a full disk
+/// or a wait the remote asked for are the job's, and end the run as they would without
+/// mirrors. A run starts on the source its checkpoint is for, so a resume stays on it.
+public final class MirroredDownload: Sendable {
+    let sources: [String]
+    let make: @Sendable (_ url: String, _ neverRun: Bool) -> Download
+    let checkpoints: any CheckpointStore
+    let neverRun: Bool
+    let logger: Logger
+    public let events: AsyncStream<DownloadEvent>
+    private let reporter: AsyncStream<DownloadEvent>.Continuation
+    private let current = Mutex<Download?>(nil)
+    private let table: Mutex<[SourceState]>
+
+    public init(
+        sources: [String], checkpoints: any CheckpointStore, neverRun: Bool, logger: Logger,
+        make: @escaping @Sendable (_ url: String, _ neverRun: Bool) -> Download
+    ) {
+        self.sources = sources
+        self.make = make
+        self.checkpoints = checkpoints
+        self.neverRun = neverRun
+        self.logger = logger
+        self.table = Mutex(sources.map { SourceState(url: $0) })
+        (events, reporter) = AsyncStream.makeStream(of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(8))
+    }
+
+    /// Whether `error` is the source's fault, so the next one may do better.
+    public static func isSourceFailure(_ error: any Error) -> Bool {
+        guard let error = error as? SluiceError else { return false }
+        let codes: Set<SluiceError.Code> = [
+            .httpStatus, .network, .tls, .tooManyRedirects, .invalidResponse, .forbiddenTarget, .invalidURL, .remoteChanged,
+        ]
+        return codes.contains(error.code)
+    }
+
+    public func run() async throws -> DownloadResult {
+        defer { reporter.finish() }
+        // The source the stored checkpoint's bytes came from, when there is one.
+        let stored = neverRun ? nil : try? await checkpoints.load()
+        let first = sources.firstIndex { URLCredentials.split($0).url == stored?.url } ?? 0
+        var index = first
+        var fresh = neverRun
+        while true {
+            let download = make(sources[index], fresh)
+            fresh = false
+            current.withLock { $0 = download }
+            let forwarding = Task { [index] in
+                for await event in download.events {
+                    guard case .progress(var progress) = event else {
+                        reporter.yield(event)
+                        continue
+                    }
+                    progress.sources = table.withLock { table in
+                        table[index].bytes = progress.bytesDone
+                        return table
+                    }
+                    reporter.yield(.progress(progress))
+                }
+            }
+            do {
+                let result = try await download.run()
+                await forwarding.value
+                return result
+            } catch {
+                await forwarding.value
+                let next = (index + 1) % sources.count
+                guard Self.isSourceFailure(error), next != first else { throw error }
+                let failed = table.withLock { table in
+                    table[index].failures += 1
+                    table[index].state = .failed
+                    table[next].bytes = 0
+                    return table
+                }
+                logger.warning(
+                    "source \(index + 1) of \(sources.count) failed (\(error)); starting over from byte 0 on the next",
+                    metadata: ["url": "\(URLCredentials.redacted(sources[next]))"])
+                var progress = download.currentProgress()
+                progress.bytesDone = 0
+                progress.sources = failed
+                reporter.yield(.progress(progress))
+                index = next
+            }
+        }
+    }
+
+    public func segments() -> [JobSegment] { current.withLock { $0 }?.segments() ?? [] }
+    public var isCommitted: Bool { current.withLock { $0 }?.isCommitted ?? false }
+    public var checkpointedBytes: Int64? { current.withLock { $0 }?.checkpointedBytes }
+}
