@@ -50,6 +50,7 @@ extension Download {
         state.markStartedFromZero()
         let (response, probe, finalURL) = try await self.probe()
         try checkAnnouncedDigests(response, wholeBody: true, fresh: true)
+        noteLinkedMirrors(response, base: finalURL)
         let remote = DownloadState.Remote(
             totalBytes: probe.totalBytes, acceptsRanges: probe.acceptsRanges, validators: probe.validators,
             finalURL: finalURL == url ? nil : finalURL, fileName: target.fileName ?? downloadName(response, url: finalURL),

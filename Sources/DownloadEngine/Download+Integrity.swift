@@ -77,7 +77,7 @@ extension Download {
 
     /// The last path segment of `url`, percent-decoded: the name a checksum file lists the
     /// file under. Nil when the path ends in `/`.
-    static func remoteName(of url: String) -> String? {
+    public static func remoteName(of url: String) -> String? {
         guard let path = URLComponents(string: url)?.percentEncodedPath, let last = path.split(separator: "/").last,
             !path.hasSuffix("/")
         else { return nil }
@@ -100,10 +100,19 @@ extension Download {
             do {
                 var request = HTTPClientRequest(url: plain)
                 request.headers.add(name: "User-Agent", value: "sluice/0.1")
-                for (name, value) in options.headers { request.headers.replaceOrAdd(name: name, value: value) }
+                // The job's credentials go only to its own origin; a document with its own
+                // `user:pass@` gets those and none of the job's.
+                let home = options.credentialsOrigin ?? url
+                let sameOrigin = URLOrigin(plain).map { $0 == URLOrigin(home) } ?? false
+                for (name, value) in options.headers
+                where sameOrigin && authorization == nil
+                    || !Fetcher.credentialHeaders.contains(where: { $0.lowercased() == name.lowercased() })
+                {
+                    request.headers.replaceOrAdd(name: name, value: value)
+                }
                 if let authorization { request.headers.replaceOrAdd(name: "Authorization", value: authorization) }
                 let fetched = try await client.execute(
-                    request, credentialsOrigin: authorization == nil ? url : plain,
+                    request, credentialsOrigin: authorization == nil ? home : plain,
                     deadline: .now() + .seconds(Int64(options.stallTimeout) + 10), logger: logger, proxy: options.proxy,
                     insecure: options.insecure
                 )

@@ -13,14 +13,15 @@ extension Download {
     /// Sets the lanes for a ranged download of `total` bytes, when the download has mirrors
     /// and a digest; without a digest, mirrors are `MirroredDownload`'s (one at a time).
     func joinMirrors(total: Int64) async {
-        guard !options.mirrors.isEmpty else { return }
-        var sources = [SourceState(url: url)] + options.mirrors.map { SourceState(url: $0) }
+        let mirrors = options.mirrors + state.linkedMirrors
+        guard !mirrors.isEmpty else { return }
+        var sources = [SourceState(url: url)] + mirrors.map { SourceState(url: $0) }
         guard let expected = expectedChecksum else {
             state.setSources(sources, lanes: [])
             return
         }
         let answers = await withTaskGroup(of: (Int, Result<DownloadState.Lane, MirrorRefusal>).self) { group in
-            for (index, mirror) in options.mirrors.enumerated() {
+            for (index, mirror) in mirrors.enumerated() {
                 group.addTask { (index + 1, await self.askMirror(mirror, source: index + 1, total: total, expected: expected)) }
             }
             var answers: [(Int, Result<DownloadState.Lane, MirrorRefusal>)] = []
@@ -40,6 +41,26 @@ extension Download {
             }
         }
         state.setSources(sources, lanes: lanes)
+    }
+
+    /// RFC 6249 §6: the mirrors a `Link: <URL>; rel=duplicate` of the probe's answer names
+    /// join only when that answer carries an instance digest (`Digest` or `Repr-Digest`),
+    /// which the file is then checked against; up to 16 mirrors in all, none twice.
+    func noteLinkedMirrors(_ response: HTTPClientResponse, base: String) {
+        let links = response.headers["Link"]
+        guard !links.isEmpty else { return }
+        let digests = DigestHeaders.announced({ response.headers[$0] }, wholeBody: false)
+        guard digests.contains(where: { $0.header == "digest" || $0.header == "repr-digest" }) else {
+            logger.info("the answer names mirrors (Link: rel=duplicate) without an instance digest: they are not used")
+            return
+        }
+        var known = Set([url] + options.mirrors)
+        var linked: [String] = []
+        for mirror in LinkHeader.duplicates(links, base: base) where known.insert(mirror).inserted {
+            guard options.mirrors.count + linked.count < 16 else { break }
+            linked.append(mirror)
+        }
+        state.setLinkedMirrors(linked)
     }
 
     struct MirrorRefusal: Error {

@@ -44,18 +44,20 @@ extension Download {
             state.setIntegrity(finding)
         }
         let announced = DigestHeaders.announced({ response.headers[$0] }, wholeBody: wholeBody)
-        guard !announced.isEmpty else { return }
         let expected: Checksum
         if let known = expectedChecksum {
             expected = known
         } else {
-            let strongest = announced.max { $0.checksum.algorithm.strength < $1.checksum.algorithm.strength }!
-            expected = strongest.checksum
+            // This answer speaks for the version it serves, digest or none.
+            let strongest = announced.max { $0.checksum.algorithm.strength < $1.checksum.algorithm.strength }
             var finding = state.integrity ?? IntegrityFinding()
-            finding.expected = strongest.checksum
-            finding.source = strongest.header
+            finding.expected = strongest?.checksum
+            finding.source = strongest?.header
+            finding.fromHeaders = true
             state.setIntegrity(finding)
             reporter.yield(.progress(currentProgress()))
+            guard let strongest else { return }
+            expected = strongest.checksum
         }
         if let disagreeing = announced.first(where: { $0.checksum.algorithm == expected.algorithm && $0.checksum != expected }) {
             throw SluiceError(

@@ -118,7 +118,8 @@ extension Download {
                 if let mirror = state.lane(lane) {
                     do {
                         try await recover(from: error, with: &machine)
-                    } catch let stop where stop is CancellationError || stop is LeaseLost {
+                    } catch let stop where stop is CancellationError || stop is LeaseLost || !Self.isMirrorsFault(stop) {
+                        // A pause, or a failure of this side's (the disk): not the mirror's.
                         state.release(segment: current.segment)
                         throw stop
                     } catch {
@@ -137,6 +138,13 @@ extension Download {
                 }
             }
         }
+    }
+
+    /// Whether a failure on a mirror's connection is the mirror's: its answers, its
+    /// network, its file changing, its silence, or a long wait it asked for.
+    static func isMirrorsFault(_ error: any Error) -> Bool {
+        if error is RestartFromZero || error is RetryLater { return true }
+        return MirroredDownload.isSourceFailure(error)
     }
 
     /// Requests `range` under the download's validator and accepts only the exact 206.

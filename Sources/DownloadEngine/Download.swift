@@ -312,7 +312,8 @@ public final class Download: Sendable {
     /// job URL's origin, redirects followed.
     func execute(_ request: HTTPClientRequest) async throws -> Fetcher.Fetched {
         try await client.execute(
-            request, credentialsOrigin: url, deadline: .now() + .seconds(Int64(options.stallTimeout) + 10), logger: logger,
+            request, credentialsOrigin: options.credentialsOrigin ?? url, deadline: .now() + .seconds(Int64(options.stallTimeout) + 10),
+            logger: logger,
             proxy: options.proxy, insecure: options.insecure
         )
     }

@@ -14,6 +14,9 @@ public struct DownloadOptions: Sendable {
     /// The digest an earlier run learnt from the remote's headers: checked on the file if
     /// this run resumes the same version; a run that starts over learns it again.
     public var announced: IntegrityFinding? = nil
+    /// The origin a job's credentials (`Authorization`, `Cookie`) may go to, when it is not
+    /// this download's URL's: the job's own URL, for a download from one of its mirrors.
+    public var credentialsOrigin: String? = nil
     /// More URLs of the same file: with a digest expected, the connections are spread over
     /// those that agree with the primary; without one, each is tried in turn when the one
     /// before fails (`MirroredDownload`).

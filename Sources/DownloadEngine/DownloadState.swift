@@ -23,11 +23,15 @@ final class DownloadState: Sendable {
         var validators: Validators?
         /// The source's index in `sources`.
         var source: Int
+        /// Given up on: its connections go to the primary.
+        var dead = false
     }
 
     private struct Inner {
         /// The mirrors' lanes after the primary's; empty without mirrors in use.
         var lanes: [Lane] = []
+        /// Mirrors the probe's answer named (`Link: rel=duplicate`, with an instance digest).
+        var linkedMirrors: [String] = []
         /// What each source did, when the download has mirrors.
         var sources: [SourceState]?
         var remote: Remote?
@@ -92,6 +96,9 @@ final class DownloadState: Sendable {
         inner.withLock { $0.remote?.announcedSHA256 = digest }
     }
 
+    var linkedMirrors: [String] { inner.withLock { $0.linkedMirrors } }
+    func setLinkedMirrors(_ mirrors: [String]) { inner.withLock { $0.linkedMirrors = mirrors } }
+
     func setSources(_ sources: [SourceState], lanes: [Lane]) {
         inner.withLock {
             $0.sources = sources
@@ -102,7 +109,9 @@ final class DownloadState: Sendable {
     /// How many lanes connections are spread over: the primary's and the mirrors'.
     var laneCount: Int { inner.withLock { 1 + $0.lanes.count } }
     /// Lane `index` (1 and up: the mirrors'); nil for the primary's.
-    func lane(_ index: Int) -> Lane? { inner.withLock { index > 0 && index <= $0.lanes.count ? $0.lanes[index - 1] : nil } }
+    func lane(_ index: Int) -> Lane? {
+        inner.withLock { index > 0 && index <= $0.lanes.count && !$0.lanes[index - 1].dead ? $0.lanes[index - 1] : nil }
+    }
 
     /// `count` bytes written from source `source`.
     func sourceBrought(_ count: Int64, source: Int) {
@@ -112,9 +121,12 @@ final class DownloadState: Sendable {
     /// A source given up on: its lane's connections go to the primary.
     func giveUp(source: Int, as state: SourceState.State) {
         inner.withLock {
-            guard $0.sources?.indices.contains(source) == true else { return }
+            // Once: the other connections on its lane see the same failure.
+            guard $0.sources?.indices.contains(source) == true, $0.lanes.contains(where: { $0.source == source && !$0.dead })
+            else { return }
             $0.sources?[source].failures += 1
             $0.sources?[source].state = state
+            for lane in $0.lanes.indices where $0.lanes[lane].source == source { $0.lanes[lane].dead = true }
         }
     }
 

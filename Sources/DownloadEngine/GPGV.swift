@@ -11,6 +11,15 @@ enum GPGV {
     static func check(_ signature: [UInt8], of signed: SignatureVerifier.Signed, keyring: String, gpgv: String) async throws
         -> SignatureCheck
     {
+        // A detached signature only: a signed message given as the signature (a clear-signed
+        // or inline-signed document of a trusted key) is verified by gpgv over its own text,
+        // whatever the data file holds. Armor must be a signature's; and gpgv's PLAINTEXT
+        // status (literal data in the signature) refuses it below whatever its form.
+        if let text = String(bytes: signature.prefix(64), encoding: .utf8), text.contains("-----BEGIN PGP"),
+            !text.contains("-----BEGIN PGP SIGNATURE-----")
+        {
+            return SignatureCheck(format: .openpgp, key: nil, verified: false)
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-gpgv-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
@@ -30,7 +39,7 @@ enum GPGV {
             dataPath = path
         }
         let (status, output) = try await run(
-            gpgv, ["--homedir", directory, "--status-fd", "1", "--keyring", keyring, signaturePath, dataPath])
+            gpgv, ["--homedir", directory, "--status-fd", "1", "--keyring", keyring, "--", signaturePath, dataPath])
         // 0: a good signature; 1: a bad one; 2: no key, or a signature gpgv cannot read.
         let key = status == 0 ? OpenPGPText.verifiedKey(status: output) : nil
         return SignatureCheck(format: .openpgp, key: key, verified: key != nil)

@@ -50,6 +50,7 @@ public final class MirroredDownload: Sendable {
         var index = first
         var fresh = neverRun
         while true {
+            try Task.checkCancellation()
             let download = make(sources[index], fresh)
             fresh = false
             current.withLock { $0 = download }
@@ -60,7 +61,16 @@ public final class MirroredDownload: Sendable {
                         continue
                     }
                     progress.sources = table.withLock { table in
-                        table[index].bytes = progress.bytesDone
+                        if let spread = progress.sources {
+                            // The lead source spreads its connections: each source's own count.
+                            for source in spread {
+                                guard let at = table.firstIndex(where: { $0.url == source.url }) else { continue }
+                                table[at].bytes = source.bytes
+                                if source.state != .ok { table[at].state = source.state }
+                            }
+                        } else {
+                            table[index].bytes = progress.bytesDone
+                        }
                         return table
                     }
                     reporter.yield(.progress(progress))

@@ -43,16 +43,20 @@ public struct FetcherEngine: RunEngine {
     public init(client: Fetcher) { self.client = client }
 
     public func makeRun(_ request: RunRequest) -> any DownloadRun {
-        // Mirrors without a digest to check their bytes against are tried one at a time.
-        if !request.options.mirrors.isEmpty, request.options.expectedChecksum == nil {
+        // With mirrors, sources take the lead in turn when the one before fails; without a
+        // digest to check bytes against, a source is used alone (no other mirrors beside it).
+        if !request.options.mirrors.isEmpty {
             var options = request.options
-            options.mirrors = []
+            let sources = [request.url] + request.options.mirrors
+            let spread = options.expectedChecksum != nil
+            // The job's credentials stay with the job's URL's origin.
+            options.credentialsOrigin = URLCredentials.split(request.url).url
             return MirroredDownload(
-                sources: [request.url] + request.options.mirrors, checkpoints: request.checkpoints,
-                neverRun: request.options.neverRun, logger: request.logger
+                sources: sources, checkpoints: request.checkpoints, neverRun: request.options.neverRun, logger: request.logger
             ) { [client, options] url, neverRun in
                 var attempt = options
                 attempt.neverRun = neverRun
+                attempt.mirrors = spread ? sources.filter { $0 != url } : []
                 return Download(
                     url: url, target: request.target, options: attempt, client: client, checkpoints: request.checkpoints,
                     logger: request.logger)

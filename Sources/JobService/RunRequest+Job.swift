@@ -32,7 +32,9 @@ extension RunRequest {
         }
         if job.integrity.checksumURL != nil || job.integrity.signatureURL != nil {
             options.integritySources = IntegritySources(
-                checksumURL: job.integrity.checksumURL, checksumName: job.integrity.checksumName,
+                // Looked up by the job's URL's name, whichever source serves the file.
+                checksumURL: job.integrity.checksumURL,
+                checksumName: job.integrity.checksumName ?? Download.remoteName(of: URLCredentials.split(job.url).url),
                 signatureURL: job.integrity.signatureURL, keys: configuration.trustedKeys)
         }
         self.init(

@@ -389,7 +389,7 @@ public final class PostgresJobRepository: ClusterStore {
                     bytes_total = CASE WHEN owner IS NULL THEN \(job.bytesTotal) ELSE bytes_total END,
                     bytes_done = CASE WHEN owner IS NULL THEN \(job.bytesDone) ELSE bytes_done END,
                     resumable = CASE WHEN owner IS NULL THEN \(job.resumable) ELSE resumable END,
-                    integrity = CASE WHEN owner IS NULL THEN \(job.storedIntegrity) ELSE integrity END,
+                    integrity = \(job.storedIntegrity),
                     speed = CASE WHEN \(job.state.rawValue) = 'running' THEN speed ELSE 0 END,
                     eta = CASE WHEN \(job.state.rawValue) = 'running' THEN eta ELSE NULL END,
                     checkpoint = CASE WHEN \(job.state.rawValue) = 'completed' THEN NULL ELSE checkpoint END

@@ -66,6 +66,11 @@ public enum SigningFixtures {
             _ = try? tool("/usr/bin/gpgconf", ["--homedir", home, "--kill", "gpg-agent"])
         }
 
+        /// `file` signed inline (binary, the data inside the signature), at `output`.
+        public func inlineSign(_ file: String, to output: String) throws {
+            _ = try tool("/usr/bin/gpg", ["--homedir", home, "--batch", "--yes", "--output", output, "--sign", file])
+        }
+
         /// `file` clear-signed, at `output`.
         public func clearSign(_ file: String, to output: String) throws {
             _ = try tool("/usr/bin/gpg", ["--homedir", home, "--batch", "--yes", "--output", output, "--clearsign", file])

@@ -94,3 +94,29 @@ import Testing
         }
     }
 }
+
+/// RFC 6249 §6: a mirror a `Link: rel=duplicate` names joins only beside an instance digest.
+@Suite struct LinkedMirrorTests {
+    static func linked(_ path: String) -> String { path.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+
+    @Test(arguments: [true, false])
+    func aLinkedMirrorJoinsOnlyBesideAnInstanceDigest(withDigest: Bool) async throws {
+        try await EngineHarness.with { (harness: EngineHarness) async throws in
+            let mirror = harness.url("/testdata/4M?seed=9&etag=linked")
+            let path = "/testdata/4M?seed=9&link=\(Self.linked(mirror))" + (withDigest ? "&digest=1" : "")
+            if withDigest { try await harness.warmDigest(path) }
+            let sources = Mutex<[SourceState]?>(nil)
+            let result = try await harness.download(
+                path, connections: 4, progress: { progress in if let listed = progress.sources { sources.withLock { $0 = listed } } }
+            ).run()
+            #expect(result.sha256 == EngineHarness.expectedSHA256(size: 4 << 20, seed: 9))
+            let listed = sources.withLock { $0 }
+            if withDigest {
+                #expect(listed?.map(\.url) == [harness.url(path), mirror], "\(String(describing: listed))")
+                #expect((listed?.last?.bytes ?? 0) > 0, "the linked mirror brought bytes")
+            } else {
+                #expect(listed == nil, "no mirror without an instance digest: \(String(describing: listed))")
+            }
+        }
+    }
+}

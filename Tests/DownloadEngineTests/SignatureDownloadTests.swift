@@ -100,9 +100,13 @@ struct SignatureDownloadTests {
             try fixture.gpg.sign(fixture.origin + "/OTHER", to: fixture.origin + "/other.asc", armored: true)
             try fixture.minisign.sign(fixture.origin + "/OTHER", to: fixture.origin + "/other.minisig")
             try Data("not a signature\n".utf8).write(to: URL(fileURLWithPath: fixture.origin + "/garbage.sig"))
+            // A document the trusted key signed, not a detached signature: gpgv would verify
+            // its own text (armored clear-signed, and binary inline-signed), not the file.
+            try fixture.gpg.clearSign(fixture.origin + "/OTHER", to: fixture.origin + "/clearsigned.asc")
+            try fixture.gpg.inlineSign(fixture.origin + "/OTHER", to: fixture.origin + "/inline.gpg")
             for (signature, format) in [
                 ("stranger.asc", "openpgp"), ("stranger.minisig", "minisign"), ("other.asc", "openpgp"), ("other.minisig", "minisign"),
-                ("garbage.sig", "openpgp"),
+                ("garbage.sig", "openpgp"), ("clearsigned.asc", "openpgp"), ("inline.gpg", "openpgp"),
             ] {
                 let error = await fixture.failure(fixture.sources(signature: signature))
                 #expect(error?.code == .signatureInvalid, "\(signature)")

@@ -45,3 +45,45 @@ private struct Nowhere: CheckpointStore {
     func save(_ checkpoint: DownloadCheckpoint) async throws {}
     func remove() async throws {}
 }
+
+extension RunRequestTests {
+    /// A checksum file's entry is looked up by the job's URL's name, whichever source serves
+    /// the file (a mirror named otherwise must not be checked against its own entry: second
+    /// reading of issue 39).
+    @Test func theChecksumNameIsTheJobsURLsNameWhateverMirrorServes() {
+        var job = JobSnapshot(
+            id: "j", url: "https://u:p@example.com/dl/tool-amd64.tar.gz?x=1", state: .running, connections: 1, priority: 0,
+            createdAt: Date())
+        job.integrity.checksumURL = "https://example.com/SHA256SUMS"
+        job.integrity.mirrors = ["https://mirror.example/tool-0.9.tar.gz"]
+        #expect(Self.request(job).options.integritySources?.checksumName == "tool-amd64.tar.gz")
+        job.integrity.checksumName = "given.tar.gz"
+        #expect(Self.request(job).options.integritySources?.checksumName == "given.tar.gz")
+    }
+
+    /// A digest a header announced is the served version's: a later answer without one
+    /// clears it (it was kept and held against the new version: second reading of issue 39);
+    /// a digest given on create is never replaced.
+    @Test func aHeadersDigestIsReplacedOrClearedByTheNextAnswerAndAGivenOneIsNot() {
+        var job = JobSnapshot(id: "j", url: "https://example.com/f", state: .running, connections: 1, priority: 0, createdAt: Date())
+        let old = Checksum(.sha256, hex: String(repeating: "1", count: 64))!
+        let new = Checksum(.md5, hex: String(repeating: "2", count: 32))!
+        var announced = IntegrityFinding(expected: old, source: "repr-digest")
+        announced.fromHeaders = true
+        job.learnt(announced)
+        #expect(job.expectedChecksum == old && job.integrity.expectedSource == "repr-digest")
+        announced.expected = new
+        announced.source = "content-md5"
+        job.learnt(announced)
+        #expect(job.expectedChecksum == new && job.integrity.expectedSource == "content-md5")
+        var none = IntegrityFinding()
+        none.fromHeaders = true
+        job.learnt(none)
+        #expect(job.expectedChecksum == nil && job.integrity.expectedSource == nil)
+        // Given on create: what a header says does not replace it.
+        job.expectedChecksum = old
+        job.learnt(announced)
+        job.learnt(none)
+        #expect(job.expectedChecksum == old && job.integrity.expectedSource == nil)
+    }
+}

@@ -9,7 +9,7 @@ import SluiceAPI
 @Suite struct JobsAPITests {
     static let jobKeys: Set<String> = [
         "id", "url", "state", "filename", "bytesTotal", "bytesDone", "progress", "speed", "eta", "connections",
-        "resumable", "sha256", "integrity", "path", "error", "priority", "createdAt", "updatedAt", "completedAt", "retryAt",
+        "resumable", "sha256", "integrity", "sources", "path", "error", "priority", "createdAt", "updatedAt", "completedAt", "retryAt",
         "after", "waitingFor", "heldBy", "startAt", "ignoreSchedule", "limitRate", "notify", "proxy", "insecure", "node",
     ]
 

@@ -23,6 +23,7 @@ import Testing
 
     @Test(arguments: [
         "BADSIG 89ABCDEF01234567 A", "ERRSIG 89ABCDEF01234567 22 10 00 1796000000 9 -", "EXPKEYSIG 1 A", "REVKEYSIG 1 A", "EXPSIG 1 A",
+        "PLAINTEXT 74 0 ",
     ])
     func anythingButAGoodSignatureNamesNoKey(line: String) {
         #expect(OpenPGPText.verifiedKey(status: Self.good + "\n[GNUPG:] " + line) == nil)

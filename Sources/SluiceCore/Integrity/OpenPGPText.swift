@@ -28,7 +28,7 @@ public enum OpenPGPText {
     /// What `gpgv --status-fd` said of one signature: the fingerprint of the primary key that
     /// made a good signature (`VALIDSIG`'s last field, else its first), or nil when no good
     /// signature was reported, or one by an expired or revoked key, or an expired
-    /// signature, or a bad one.
+    /// signature, or a bad one, or the signature was not detached (`PLAINTEXT`).
     public static func verifiedKey(status: String) -> String? {
         var valid: String?
         var good = false
@@ -39,7 +39,9 @@ public enum OpenPGPText {
             case "GOODSIG": good = true
             case "VALIDSIG" where fields.count >= 3:
                 valid = String(fields.count >= 12 ? fields[11] : fields[2])
-            case "BADSIG", "ERRSIG", "EXPSIG", "EXPKEYSIG", "REVKEYSIG": return nil
+            // PLAINTEXT: the "signature" held signed data of its own (not detached), and that,
+            // not the file, is what was verified.
+            case "BADSIG", "ERRSIG", "EXPSIG", "EXPKEYSIG", "REVKEYSIG", "PLAINTEXT": return nil
             default: continue
             }
         }
