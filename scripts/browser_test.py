@@ -13,6 +13,7 @@ Environment: SLUICE_BIN (default .build/debug/sluice), CHROME_BIN, CHROMEDRIVER.
 Ends with "N passed, M failed"; exits non-zero when anything failed.
 """
 
+import hashlib
 import http.client
 import json
 import os
@@ -155,6 +156,20 @@ class Server:
             raise RuntimeError(f"POST /jobs answered {status}: {payload!r}")
         return job
 
+
+MASK64 = (1 << 64) - 1
+
+
+def testdata_bytes(size, seed=0):
+    """The bytes of /testdata/SIZE?seed=N (docs/origin.md): byte o is byte o % 8,
+    little-endian, of splitmix64(seed + o // 8)."""
+    out = bytearray()
+    for word in range((size + 7) // 8):
+        z = (seed + word + 0x9E3779B97F4A7C15) & MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        out += (z ^ (z >> 31)).to_bytes(8, "little")
+    return bytes(out[:size])
 
 def wait_for_binary():
     """The binary may be rebuilt while we run: wait a little for it to come back."""
@@ -667,6 +682,24 @@ def run(results, shots, root):
             main_server.request("POST", f"/jobs/{first['id']}/resume")
             page.wait(lambda: (page.row("second.bin") or {}).get("state") == "completed", 10, "dependent never ran")
             results.check("the dependent job runs once its dependency completed", True)
+
+            # A job's integrity and sources in its details: a digest given, a primary that
+            # fails and a mirror that serves the file.
+            digest = hashlib.sha256(testdata_bytes(1 * MiB, seed=16)).hexdigest()
+            mirrored = main_server.create(url=f"{base}/testdata/1M?seed=16&status=404", filename="mirrored.bin",
+                                          checksum=f"sha-256={digest}", mirrors=[f"{base}/testdata/1M?seed=16"])
+            page.wait(lambda: (page.row("mirrored.bin") or {}).get("state") == "completed", 20, "mirrored job not done")
+            click(f'#jobs > li[data-id="{mirrored["id"]}"] [data-part=details]')
+            page.wait(lambda: page.js("return document.querySelector('#job-dialog').open"), 5, "no details dialog")
+            integrity = page.js("return document.querySelector('#job-dialog [data-role=integrity]').textContent")
+            results.check("the details show the expected digest, where it came from and that the file had it",
+                          "SHA-256" in integrity and "given on create" in integrity and "verified" in integrity, integrity)
+            states = page.js("return [...document.querySelectorAll('#job-dialog [data-role=sources] li')]"
+                             ".map(e => e.dataset.state)")
+            results.check("the details list the sources: the failed URL, the mirror that served", states == ["failed", "ok"],
+                          states)
+            page.shot("11b-job-integrity.png")
+            click("#job-dialog [data-action=close]")
 
             slow = main_server.create(url=f"{base}/testdata/64M?rate=1M&seed=14", filename="retarget.bin", connections=4)
             page.wait(lambda: (page.row("retarget.bin") or {}).get("state") == "running", 10, "retarget job not running")

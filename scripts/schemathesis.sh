@@ -101,7 +101,16 @@ mkdir -p "$work/data/documents/isos"
 head -c 65536 /dev/urandom >"$work/data/documents/isos/file.iso"
 
 # `--allow-insecure-tls`: a job's `"insecure": true` is valid input to this service.
-"$binary" serve --host 127.0.0.1 --port 0 --data "$work/data" --token "$token" --allow-insecure-tls >"$work/service.log" 2>&1 &
+# A trusted key, so that a job's signatureUrl is taken as the document says (without
+# --trusted-keys it is refused): a minisign public key, "Ed", an 8-byte id and 32 bytes.
+mkdir -p "$work/keys"
+{
+    echo "untrusted comment: schemathesis's key, which signs nothing"
+    { printf 'Ed'; head -c 40 /dev/zero | tr '\0' '\7'; } | base64 -w0
+    echo
+} >"$work/keys/schemathesis.pub"
+"$binary" serve --host 127.0.0.1 --port 0 --data "$work/data" --token "$token" --allow-insecure-tls \
+    --trusted-keys "$work/keys" >"$work/service.log" 2>&1 &
 server_pid=$!
 base=
 for _ in $(seq 100); do

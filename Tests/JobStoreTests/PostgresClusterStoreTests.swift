@@ -147,12 +147,14 @@ struct PostgresClusterStoreTests {
         await wrote.passed()
         let start = ContinuousClock.now
         var rescued: [String] = []
-        while rescued.isEmpty, ContinuousClock.now - start < .seconds(8) {
+        // Within a few leases: what this guards against waited until the frozen node went on
+        // (for ever). A CI rehearsal under a whole pass's load once took 8.4 s, past an 8 s bound.
+        while rescued.isEmpty, ContinuousClock.now - start < .seconds(15) {
             rescued = (try? await b.rescue(staleAfter: .seconds(60))) ?? []
             if rescued.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(rescued == ["j"])
-        #expect(ContinuousClock.now - start < .seconds(8))
+        #expect(ContinuousClock.now - start < .seconds(15))
         // The frozen transaction's write was rolled back with its session, and its commit,
         // once a goes on, fails.
         #expect(try await b.job(id: "j")?.bytesDone == 0)

@@ -3,6 +3,7 @@
 // its webhook deliveries, refreshed while the dialog is open.
 
 import { formatBytes } from "./format.js";
+import { renderIntegrity, renderSources } from "./integrity-view.js";
 
 const REFRESH_MS = 500;
 
@@ -64,6 +65,8 @@ export class JobDialog {
               : "No dependencies.";
         this.#dialog.querySelector("[data-role=waiting]").textContent = waiting;
         this.#dialog.querySelector("[data-role=state]").textContent = job.state;
+        renderIntegrity(this.#dialog.querySelector("[data-role=integrity]"), job);
+        renderSources(this.#dialog.querySelector("[data-role=sources]"), job);
         // A completed job cannot be edited, also when it completes while the dialog is open.
         const editable = job.state !== "completed";
         for (const input of this.#dialog.querySelectorAll("[data-edit]")) input.disabled = !editable;
