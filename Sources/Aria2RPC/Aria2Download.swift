@@ -89,9 +89,7 @@ public struct Aria2Download: Sendable {
     /// `getUris`: the job's URL, then its mirrors (credentials shown as the job's JSON shows
     /// them); the ones in use are `used`, the rest `waiting`, as aria2 lists them.
     public var uris: JSONValue {
-        let sources =
-            job.integrity.sources.isEmpty
-            ? [SourceState(url: job.url)] + job.integrity.mirrors.map { SourceState(url: $0) } : job.integrity.sources
+        let sources = job.sources
         return .array(
             sources.enumerated().map { index, source in
                 let used = index == 0 || (source.state == .ok && source.bytes > 0)

@@ -115,6 +115,17 @@ extension Download {
                 if state.remote?.finalURL != nil { useOriginalURL = true }
                 // A mirror that fails, or whose file is not the primary's any more, is given
                 // up on: this connection goes on from the primary. A stop is a stop.
+                if lane > 0, state.lane(lane) == nil {
+                    // Another connection gave this one's mirror up while it was failing there:
+                    // on to the primary, with none of the mirror's failures counted against it.
+                    if error is CancellationError || error is LeaseLost || Self.isLocalFailure(error) {
+                        state.release(segment: current.segment)
+                        throw error
+                    }
+                    lane = 0
+                    machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
+                    continue
+                }
                 if let mirror = state.lane(lane) {
                     do {
                         try await recover(from: error, with: &machine)
@@ -145,6 +156,13 @@ extension Download {
     static func isMirrorsFault(_ error: any Error) -> Bool {
         if error is RestartFromZero || error is RetryLater { return true }
         return MirroredDownload.isSourceFailure(error)
+    }
+
+    /// Whether an error on a connection, as it was raised (before the retry machine judged
+    /// it), is this side's: the disk, a file that cannot be written.
+    static func isLocalFailure(_ error: any Error) -> Bool {
+        guard let error = error as? SluiceError else { return false }
+        return [.io, .noSpace, .fileTooLarge].contains(error.code)
     }
 
     /// Requests `range` under the download's validator and accepts only the exact 206.

@@ -79,8 +79,9 @@ import Testing
         var delivered = 0
         for round in 0..<4000 {
             broadcaster.publish(.job(job))
-            // The fast one keeps up, handed at most `batchBytes` at a time.
-            if round % 50 == 49, case .events(let events) = await fast.next() {
+            // The fast one keeps up, handed at most `batchBytes` at a time (every 25 events:
+            // one of these, with `sources`, is about 1.6 KB, and a batch holds 64 KiB).
+            if round % 25 == 24, case .events(let events) = await fast.next() {
                 #expect(events.dropLast().reduce(0) { $0 + $1.size } < JobEventSubscriber.batchBytes)
                 delivered += events.count
             }

@@ -31,7 +31,9 @@ public enum DigestHeaders {
     public static func announced(_ values: (String) -> [String], wholeBody: Bool) -> [Announced] {
         var found: [Announced] = []
         func add(_ algorithm: Checksum.Algorithm, _ bytes: [UInt8]?, _ header: String) {
-            guard let bytes, bytes.count * 2 == algorithm.hexLength, let checksum = Checksum(algorithm, hex: hex(bytes)) else { return }
+            guard let bytes, bytes.count * 2 == algorithm.hexLength, let checksum = Checksum(algorithm, hex: FileDigest.hex(bytes)) else {
+                return
+            }
             found.append(Announced(checksum: checksum, header: header))
         }
         let repr = values("Repr-Digest")
@@ -62,10 +64,5 @@ public enum DigestHeaders {
             let name = item[..<equals].trimmingSpaces().lowercased()
             return (name, String(item[item.index(after: equals)...].trimmingSpaces()))
         }
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
     }
 }

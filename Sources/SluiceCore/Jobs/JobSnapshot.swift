@@ -300,12 +300,12 @@ public struct JobSnapshot: Sendable, Equatable, Decodable {
 
     /// CONTRACT.md §8: the primary and the mirrors, in order, with what each brought; before
     /// a run, the URLs given and nothing brought.
-    var sourcesJSON: JSONValue {
-        let listed =
-            integrity.sources.isEmpty
+    public var sources: [SourceState] {
+        integrity.sources.isEmpty
             ? [SourceState(url: url, bytes: bytesDone)] + integrity.mirrors.map { SourceState(url: $0) } : integrity.sources
-        return .array(listed.map(\.json))
     }
+
+    var sourcesJSON: JSONValue { .array(sources.map(\.json)) }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
