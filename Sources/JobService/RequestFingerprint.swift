@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 public import SluiceCore
 
 extension CreateJobRequest {
@@ -23,6 +24,9 @@ extension CreateJobRequest {
         if let checksumName { fields.append(("checksumName", text(checksumName))) }
         if let signatureURL { fields.append(("signatureUrl", text(signatureURL))) }
         if !mirrors.isEmpty { fields.append(("mirrors", mirrors.map(text).joined())) }
+        // Left out before: a retried create with another start was taken for the same.
+        if let startAt { fields.append(("startAt", String(startAt.timeIntervalSince1970))) }
+        if ignoreSchedule { fields.append(("ignoreSchedule", "true")) }
         let digest = SHA256.hash(data: Array(fields.map { "\($0.0)=\($0.1)\n" }.joined().utf8))
         let hex = Array("0123456789abcdef".utf8)
         return String(decoding: digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0x0F)]] }, as: UTF8.self)

@@ -43,6 +43,10 @@ import Testing
             for changed in [
                 #"{"url":"\#(service.testdata("/testdata/2M"))","paused":true}"#, #"{"url":"\#(url)","paused":true,"priority":1}"#,
                 #"{"url":"\#(url)"}"#, #"{"url":"\#(url)","paused":true,"dir":"b"}"#,
+                #"{"url":"\#(url)","paused":true,"startAt":"2030-01-01T00:00:00Z"}"#,
+                #"{"url":"\#(url)","paused":true,"ignoreSchedule":true}"#,
+                #"{"url":"\#(url)","paused":true,"checksumUrl":"http://127.0.0.1:9/SUMS"}"#,
+                #"{"url":"\#(url)","paused":true,"mirrors":["http://127.0.0.1:9/m"]}"#,
             ] {
                 let refused = try await service.request(.post, "/jobs", json: changed, headers: ["Idempotency-Key": "k-1"])
                 #expect(refused.status == 422, "\(changed)")
