@@ -74,7 +74,10 @@ struct StoreStallTests {
                 #expect(paused.status == 503)
                 #expect(createSeconds < 3, "a create answered within 3 s of a frozen store, not \(createSeconds) s")
                 #expect(pauseSeconds < 3, "a pause answered within 3 s of a frozen store, not \(pauseSeconds) s")
-                #expect(slowestRead < 1, "\(reads) reads, the slowest \(slowestRead) s")
+                // Under 1.5 s: what this guards against waited behind the store's calls (2 s
+                // each, 24 s before). Two CI rehearsals under a whole heavy pass's load saw a read
+                // at 1.14 s and 1.23 s on the node's debug build, past the 1 s bound it had.
+                #expect(slowestRead < 1.5, "\(reads) reads, the slowest \(slowestRead) s")
                 #expect(listSeconds < 1 && queueSeconds < 1)
                 // Held for longer than a lease (3 s here) and past the health threshold.
                 #expect(
