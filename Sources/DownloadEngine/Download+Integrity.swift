@@ -40,7 +40,7 @@ extension Download {
     /// Checks the file's own signature, fetched before its first byte, on the finished file.
     func checkFileSignature(file: PartialFile, length: Int64) async throws {
         guard let signature = state.fileSignature, let sources = options.integritySources else { return }
-        try await checkSignature(signature, of: .file(path: target.partialPath, length: length), what: "the file", keys: sources.keys)
+        try await checkSignature(signature, of: .file(file, length: length), what: "the file", keys: sources.keys)
     }
 
     private func fetchSignature(_ signatureURL: String) async throws -> [UInt8] {

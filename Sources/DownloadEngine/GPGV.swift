@@ -35,8 +35,8 @@ enum GPGV {
             guard FileManager.default.createFile(atPath: dataPath, contents: Data(bytes)) else {
                 throw SluiceError(.io, "the signed file cannot be written for gpgv")
             }
-        case .file(let path, _):
-            dataPath = path
+        case .file(let file, _):
+            dataPath = file.path
         }
         let (status, output) = try await run(
             gpgv, ["--homedir", directory, "--status-fd", "1", "--keyring", keyring, "--", signaturePath, dataPath])
