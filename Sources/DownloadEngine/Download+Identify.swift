@@ -34,17 +34,28 @@ extension Download {
         if let cap = options.hostConnections { try await cap.acquire(host) }
         defer { options.hostConnections?.release(host) }
         return try await withTaskExecutorPreference(download.home) {
-            let fetched = try await download.execute(download.makeRequest(url: download.url, range: 0..<1, ifRange: nil))
-            let response = fetched.response
-            _ = try? await response.body.collect(upTo: 1 << 16)
-            let status = Int(response.status.code)
-            guard let identity = ResponseCheck.identity(status: status, header: { response.headers.first(name: $0) }) else {
-                throw SluiceError(.httpStatus, "the new URL answered \(status) to a request for its first byte")
+            let answer = try await download.askFirstByte(of: download.url)
+            guard let identity = answer.identity else {
+                throw SluiceError(.httpStatus, "the new URL answered \(answer.status) to a request for its first byte")
             }
             return RemoteIdentity(
-                totalBytes: identity.totalBytes, validators: identity.validators, finalURL: fetched.url == url ? nil : fetched.url
+                totalBytes: identity.totalBytes, validators: identity.validators, finalURL: answer.finalURL == url ? nil : answer.finalURL
             )
         }
+    }
+
+    /// What `url` says it serves when asked for its first byte (`Range: bytes=0-0`, one try,
+    /// redirects followed as a download's are), as a new link and a mirror are asked: its
+    /// status, head, the URL that answered, and its length and validators (nil unless a 206
+    /// for byte 0 with the whole length).
+    func askFirstByte(of url: String) async throws -> (
+        status: Int, headers: HTTPHeaders, finalURL: String, identity: ResponseCheck.Probe?
+    ) {
+        let fetched = try await execute(makeRequest(url: url, range: 0..<1, ifRange: nil))
+        let response = fetched.response
+        _ = try? await response.body.collect(upTo: 1 << 16)
+        let status = Int(response.status.code)
+        return (status, response.headers, fetched.url, ResponseCheck.identity(status: status, header: { response.headers.first(name: $0) }))
     }
 }
 

@@ -75,12 +75,9 @@ extension Download {
         DownloadState.Lane, MirrorRefusal
     > {
         do {
-            let fetched = try await execute(makeRequest(url: mirror, range: 0..<1, ifRange: nil))
-            let response = fetched.response
-            _ = try? await response.body.collect(upTo: 1 << 16)
-            let status = Int(response.status.code)
-            guard let identity = ResponseCheck.identity(status: status, header: { response.headers.first(name: $0) }) else {
-                return .failure(MirrorRefusal(reason: "it answered \(status) to a request for its first byte", excluded: false))
+            let answer = try await askFirstByte(of: mirror)
+            guard let identity = answer.identity else {
+                return .failure(MirrorRefusal(reason: "it answered \(answer.status) to a request for its first byte", excluded: false))
             }
             guard identity.totalBytes == total else {
                 return .failure(
@@ -88,11 +85,11 @@ extension Download {
                         reason: "it serves \(identity.totalBytes.map(String.init) ?? "an unknown number of") bytes, not \(total)",
                         excluded: true))
             }
-            let announced = DigestHeaders.announced({ response.headers[$0] }, wholeBody: false)
+            let announced = DigestHeaders.announced({ answer.headers[$0] }, wholeBody: false)
             if let other = announced.first(where: { $0.checksum.algorithm == expected.algorithm && $0.checksum != expected }) {
                 return .failure(MirrorRefusal(reason: "its \(other.shownHeader) announces another digest", excluded: true))
             }
-            return .success(DownloadState.Lane(url: fetched.url, validators: identity.validators, source: source))
+            return .success(DownloadState.Lane(url: answer.finalURL, validators: identity.validators, source: source))
         } catch {
             return .failure(MirrorRefusal(reason: "\(error)", excluded: false))
         }

@@ -113,41 +113,49 @@ extension Download {
                 }
                 progressMark = done
                 if state.remote?.finalURL != nil { useOriginalURL = true }
-                // A mirror that fails, or whose file is not the primary's any more, is given
-                // up on: this connection goes on from the primary. A stop is a stop.
-                if lane > 0, state.lane(lane) == nil {
-                    // Another connection gave this one's mirror up while it was failing there:
-                    // on to the primary, with none of the mirror's failures counted against it.
-                    if error is CancellationError || error is LeaseLost || Self.isLocalFailure(error) {
-                        state.release(segment: current.segment)
-                        throw error
-                    }
-                    lane = 0
-                    machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
-                    continue
-                }
-                if let mirror = state.lane(lane) {
+                let ending: (any Error)?
+                if lane > 0 {
+                    ending = await recoverOnMirror(from: error, lane: &lane, machine: &machine)
+                } else {
                     do {
                         try await recover(from: error, with: &machine)
-                    } catch let stop where stop is CancellationError || stop is LeaseLost || !Self.isMirrorsFault(stop) {
-                        // A pause, or a failure of this side's (the disk): not the mirror's.
-                        state.release(segment: current.segment)
-                        throw stop
+                        ending = nil
                     } catch {
-                        state.giveUp(source: mirror.source, as: error is RestartFromZero ? .excluded : .failed)
-                        logger.notice("a mirror is given up on: \(error)", metadata: ["url": "\(URLCredentials.redacted(mirror.url))"])
-                        lane = 0
-                        machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
+                        ending = error
                     }
-                    continue
                 }
-                do {
-                    try await recover(from: error, with: &machine)
-                } catch {
+                if let ending {
                     state.release(segment: current.segment)
-                    throw error
+                    throw ending
                 }
             }
+        }
+    }
+
+    /// After `error` on a mirror's connection: nil to go on, retrying on the mirror or, once
+    /// the mirror is given up on (it failed, or its file is not the primary's any more), on
+    /// the primary with a fresh count of failures; else what ends the connection (a stop, a
+    /// failure of this side's such as the disk).
+    private func recoverOnMirror(from error: any Error, lane: inout Int, machine: inout RetryMachine) async -> (any Error)? {
+        let stops = { (error: any Error) in error is CancellationError || error is LeaseLost }
+        guard let mirror = state.lane(lane) else {
+            // Another connection gave this one's mirror up while it was failing there: none
+            // of the mirror's failures count against the primary.
+            if stops(error) || Self.isLocalFailure(error) { return error }
+            lane = 0
+            machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
+            return nil
+        }
+        do {
+            try await recover(from: error, with: &machine)
+            return nil
+        } catch {
+            if stops(error) || !Self.isMirrorsFault(error) { return error }
+            state.giveUp(source: mirror.source, as: error is RestartFromZero ? .excluded : .failed)
+            logger.notice("a mirror is given up on: \(error)", metadata: ["url": "\(URLCredentials.redacted(mirror.url))"])
+            lane = 0
+            machine = RetryMachine(policy: options.retry, failures: options.priorFailures)
+            return nil
         }
     }
 
@@ -205,8 +213,7 @@ extension Download {
                     state.abandon(segment: segment)
                     throw error
                 }
-                state.commit(segment: segment)
-                state.sourceBrought(allowed, source: source)
+                state.commit(segment: segment, count: allowed, source: source)
                 consumed += Int(allowed)
             }
             try await options.rateLimiter?.consume(readable)

@@ -23,8 +23,6 @@ final class DownloadState: Sendable {
         var validators: Validators?
         /// The source's index in `sources`.
         var source: Int
-        /// Given up on: its connections go to the primary.
-        var dead = false
     }
 
     private struct Inner {
@@ -108,25 +106,22 @@ final class DownloadState: Sendable {
 
     /// How many lanes connections are spread over: the primary's and the mirrors'.
     var laneCount: Int { inner.withLock { 1 + $0.lanes.count } }
-    /// Lane `index` (1 and up: the mirrors'); nil for the primary's.
+    /// Lane `index` (1 and up: the mirrors'), while its source is still used; nil for the
+    /// primary's, and for a mirror given up on (its connections go to the primary).
     func lane(_ index: Int) -> Lane? {
-        inner.withLock { index > 0 && index <= $0.lanes.count && !$0.lanes[index - 1].dead ? $0.lanes[index - 1] : nil }
+        inner.withLock { state in
+            guard index > 0, index <= state.lanes.count else { return nil }
+            let lane = state.lanes[index - 1]
+            return state.sources?[lane.source].state == .ok ? lane : nil
+        }
     }
 
-    /// `count` bytes written from source `source`.
-    func sourceBrought(_ count: Int64, source: Int) {
-        inner.withLock { if $0.sources?.indices.contains(source) == true { $0.sources?[source].bytes += count } }
-    }
-
-    /// A source given up on: its lane's connections go to the primary.
+    /// A source given up on, once: the other connections on its lane see the same failure.
     func giveUp(source: Int, as state: SourceState.State) {
         inner.withLock {
-            // Once: the other connections on its lane see the same failure.
-            guard $0.sources?.indices.contains(source) == true, $0.lanes.contains(where: { $0.source == source && !$0.dead })
-            else { return }
+            guard $0.sources?.indices.contains(source) == true, $0.sources?[source].state == .ok else { return }
             $0.sources?[source].failures += 1
             $0.sources?[source].state = state
-            for lane in $0.lanes.indices where $0.lanes[lane].source == source { $0.lanes[lane].dead = true }
         }
     }
 
@@ -173,9 +168,12 @@ final class DownloadState: Sendable {
         }
     }
 
-    func commit(segment: Int) {
+    /// The bytes reserved in `segment` are on disk: `count` of them from source `source`
+    /// (counted when the download has mirrors), in the same turn of the lock.
+    func commit(segment: Int, count: Int64, source: Int) {
         let waiter = inner.withLock { state in
             state.map!.commit(segment: segment)
+            if state.sources != nil { state.sources![source].bytes += count }
             return state.readyWaiter()
         }
         waiter?.resume()
