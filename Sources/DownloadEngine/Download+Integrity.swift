@@ -94,20 +94,17 @@ extension Download {
     ) async throws -> [UInt8] {
         let (plain, authorization) = URLCredentials.split(documentURL)
         let shown = URLCredentials.redacted(documentURL)
+        // The job's credentials go only to its own origin; a document with its own
+        // `user:pass@` gets those and none of the job's.
+        let home = options.credentialsOrigin ?? url
+        let jobCredentials = authorization == nil && URLOrigin(plain) != nil && URLOrigin(plain) == URLOrigin(home)
         var machine = RetryMachine(policy: options.retry)
         while true {
             let event: RetryMachine.Event
             do {
                 var request = HTTPClientRequest(url: plain)
                 request.headers.add(name: "User-Agent", value: "sluice/0.1")
-                // The job's credentials go only to its own origin; a document with its own
-                // `user:pass@` gets those and none of the job's.
-                let home = options.credentialsOrigin ?? url
-                let sameOrigin = URLOrigin(plain).map { $0 == URLOrigin(home) } ?? false
-                for (name, value) in options.headers
-                where sameOrigin && authorization == nil
-                    || !Fetcher.credentialHeaders.contains(where: { $0.lowercased() == name.lowercased() })
-                {
+                for (name, value) in options.headers where jobCredentials || !Fetcher.isCredential(name) {
                     request.headers.replaceOrAdd(name: name, value: value)
                 }
                 if let authorization { request.headers.replaceOrAdd(name: "Authorization", value: authorization) }
@@ -131,7 +128,7 @@ extension Download {
                     }
                 case .transient:
                     _ = try? await response.body.collect(upTo: 1 << 16)
-                    let retryAfter = response.headers.first(name: "Retry-After").flatMap { Double($0) }
+                    let retryAfter = response.headers.first(name: "Retry-After").flatMap(ResponseCheck.retryAfterSeconds)
                     event = .transient(SluiceError(.httpStatus, "HTTP \(status)"), retryAfter: retryAfter)
                 case .fatal:
                     _ = try? await response.body.collect(upTo: 1 << 16)
@@ -139,19 +136,18 @@ extension Download {
                 }
             } catch let error as SluiceError where error.code == code {
                 throw error
-            } catch is CancellationError {
-                throw CancellationError()
             } catch {
-                switch SluiceError.fromTransport(error, target: URLOrigin(plain).map { "\($0.host):\($0.port)" } ?? plain) {
-                case .success(let transient): event = .transient(transient.error, retryAfter: transient.retryAfter)
-                case .failure(let final): event = .final(final)
-                }
+                // Classified as the file's own requests' failures are (a silent server is a
+                // stall, a pause a stop).
+                event = Self.event(for: error, target: URLOrigin(plain)?.shown ?? shown, scheme: URLOrigin(plain)?.scheme)
             }
             switch machine.handle(event, jitter: Double.random(in: 0...1)) {
             case .retry(let delay):
                 try await options.clock.sleep(delay)
             case .fail(let error):
                 throw SluiceError(code, "\(what) \(shown) could not be fetched: \(error.message)", cause: error)
+            case .stop:
+                throw CancellationError()
             default:
                 throw SluiceError(code, "\(what) \(shown) could not be fetched")
             }

@@ -40,6 +40,9 @@ public final class Fetcher: Sendable {
     public static let maximumRedirects = 10
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
+    /// Whether `name` is one of `credentialHeaders`, in any case.
+    static func isCredential(_ name: String) -> Bool { credentialHeaders.contains { $0.lowercased() == name.lowercased() } }
+
     public let policy: TargetPolicy
     public let proxies: ProxySettings
     public let trust: TLSTrust

@@ -157,7 +157,7 @@ public enum ResponseCheck {
 
     /// `Retry-After` as seconds: a delay or an HTTP date (relative to now is not knowable
     /// here, so dates count as one minute at most).
-    static func retryAfterSeconds(_ value: String) -> Double? {
+    public static func retryAfterSeconds(_ value: String) -> Double? {
         if let seconds = Double(value.trimmingSpaces()), seconds >= 0 { return seconds }
         return HTTPDate.parse(value) != nil ? 60 : nil
     }

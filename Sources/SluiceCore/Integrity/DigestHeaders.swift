@@ -20,7 +20,8 @@ public enum DigestHeaders {
     }
 
     /// The headers read, lower-case, as `integrity.expected.source` names them.
-    public static let names: Set<String> = ["repr-digest", "digest", "content-md5", "x-goog-hash", "x-amz-checksum-sha256"]
+    public static let names = Set(shown.keys)
+    /// Each header as a message names it, by its lower-case name.
     static let shown = [
         "repr-digest": "Repr-Digest", "digest": "Digest", "content-md5": "Content-MD5", "x-goog-hash": "x-goog-hash",
         "x-amz-checksum-sha256": "x-amz-checksum-sha256",

@@ -182,16 +182,6 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
         }
     }
 
-    /// A URL another field than `url` names, checked as `url` is: `invalid_field` naming it.
-    public static func validateURL(_ text: String, field: String) throws {
-        do {
-            try validateURL(text)
-        } catch let error as SluiceError {
-            let message = error.message.hasPrefix("url ") ? field + error.message.dropFirst(3) : "\(field): \(error.message)"
-            throw SluiceError(.invalidField, message, field: field)
-        }
-    }
-
     /// An RFC 3339 instant, or `invalid_field` naming `field`.
     public static func instant(_ text: String, field: String) throws -> Date {
         guard let date = RFC3339.date(text) else {
@@ -276,30 +266,36 @@ public struct CreateJobRequest: Sendable, Equatable, Decodable {
     public static let maximumHeaderBytes = 8 << 10
 
     /// An absolute http or https URL with a host, at most 8 KiB.
-    public static func validateURL(_ text: String) throws {
+    public static func validateURL(_ text: String, field: String = "url") throws {
+        // `url`'s own codes; another field's URL (`checksumUrl`, `mirrors`) is `invalid_field`
+        // naming it.
+        func refusal(_ code: SluiceError.Code, _ message: String) -> SluiceError {
+            field == "url" ? SluiceError(code, message) : SluiceError(.invalidField, message, field: field)
+        }
         guard text.utf8.count <= maximumURLBytes else {
-            throw SluiceError(.invalidURL, "url is longer than \(maximumURLBytes / 1024) KiB")
+            throw refusal(.invalidURL, "\(field) is longer than \(maximumURLBytes / 1024) KiB")
         }
         if let hint = schemeHint(text) {
-            throw SluiceError(.invalidURL, "url has no scheme: did you mean \(hint)?")
+            throw refusal(.invalidURL, "\(field) has no scheme: did you mean \(hint)?")
         }
         guard let colon = text.firstIndex(of: ":") else {
-            throw SluiceError(.invalidURL, "url must be an absolute http or https URL")
+            throw refusal(.invalidURL, "\(field) must be an absolute http or https URL")
         }
         let scheme = text[..<colon].lowercased()
         guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else {
-            throw SluiceError(.invalidURL, "url must be an absolute http or https URL")
+            throw refusal(.invalidURL, "\(field) must be an absolute http or https URL")
         }
         guard scheme == "http" || scheme == "https" else {
-            throw SluiceError(.unsupportedScheme, "only http and https URLs can be downloaded, not \(scheme)")
+            throw refusal(
+                .unsupportedScheme, (field == "url" ? "" : "\(field): ") + "only http and https URLs can be downloaded, not \(scheme)")
         }
         let rest = text[text.index(after: colon)...]
-        guard rest.hasPrefix("//") else { throw SluiceError(.invalidURL, "url must be an absolute http or https URL") }
+        guard rest.hasPrefix("//") else { throw refusal(.invalidURL, "\(field) must be an absolute http or https URL") }
         let authority = rest.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
-            throw SluiceError(.invalidURL, "url contains spaces or control characters")
+            throw refusal(.invalidURL, "\(field) contains spaces or control characters")
         }
-        if let problem = URLAuthority.problem(authority) { throw SluiceError(.invalidURL, "url \(problem)") }
+        if let problem = URLAuthority.problem(authority) { throw refusal(.invalidURL, "\(field) \(problem)") }
     }
 
     /// `http://` and `text`, when `text` is a host (with a port, a path) that only lacks its
