@@ -49,6 +49,12 @@ extension Download {
         try file.truncate()
         state.markStartedFromZero()
         let (response, probe, finalURL) = try await self.probe()
+        if let agreement = options.agreeWith,
+            let reason = agreement.disagreement(
+                length: probe.totalBytes, announced: DigestHeaders.announced({ response.headers[$0] }, wholeBody: true))
+        {
+            throw SourceDisagrees(reason: reason)
+        }
         try checkAnnouncedDigests(response, wholeBody: true, fresh: true)
         noteLinkedMirrors(response, base: finalURL)
         let remote = DownloadState.Remote(

@@ -17,6 +17,9 @@ public struct DownloadOptions: Sendable {
     /// The origin a job's credentials (`Authorization`, `Cookie`) may go to, when it is not
     /// this download's URL's: the job's own URL, for a download from one of its mirrors.
     public var credentialsOrigin: String? = nil
+    /// What an earlier source of the job said of the file: this download's source is used
+    /// only when its first answer agrees (`SourceDisagrees` when not).
+    public var agreeWith: SourceAgreement? = nil
     /// More URLs of the same file: with a digest expected, the connections are spread over
     /// those that agree with the primary; without one, each is tried in turn when the one
     /// before fails (`MirroredDownload`).

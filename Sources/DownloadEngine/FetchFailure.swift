@@ -28,6 +28,12 @@ public struct RetryLater: Error, Sendable {
     public var error: SluiceError
 }
 
+/// A source whose first answer is not the file an earlier source served (`agreeWith`):
+/// another length, or a digest header that says otherwise. It is `excluded`.
+public struct SourceDisagrees: Error, Sendable {
+    public var reason: String
+}
+
 /// The remote file is not the one the partial data came from: start over from byte 0.
 struct RestartFromZero: Error {
     var reason: String

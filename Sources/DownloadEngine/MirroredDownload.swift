@@ -11,7 +11,7 @@ import Synchronization
 /// mirrors. A run starts on the source its checkpoint is for, so a resume stays on it.
 public final class MirroredDownload: Sendable {
     let sources: [String]
-    let make: @Sendable (_ url: String, _ neverRun: Bool) -> Download
+    let make: @Sendable (_ url: String, _ neverRun: Bool, _ agreeWith: SourceAgreement?) -> Download
     let checkpoints: any CheckpointStore
     let neverRun: Bool
     let logger: Logger
@@ -22,7 +22,7 @@ public final class MirroredDownload: Sendable {
 
     public init(
         sources: [String], checkpoints: any CheckpointStore, neverRun: Bool, logger: Logger,
-        make: @escaping @Sendable (_ url: String, _ neverRun: Bool) -> Download
+        make: @escaping @Sendable (_ url: String, _ neverRun: Bool, _ agreeWith: SourceAgreement?) -> Download
     ) {
         self.sources = sources
         self.make = make
@@ -49,9 +49,11 @@ public final class MirroredDownload: Sendable {
         let first = sources.firstIndex { URLCredentials.split($0).url == stored?.url } ?? 0
         var index = first
         var fresh = neverRun
+        // What the first source that answered said of the file: the next must agree.
+        var agreement: SourceAgreement?
         while true {
             try Task.checkCancellation()
-            let download = make(sources[index], fresh)
+            let download = make(sources[index], fresh, agreement)
             fresh = false
             current.withLock { $0 = download }
             let forwarding = Task { [index] in
@@ -83,17 +85,26 @@ public final class MirroredDownload: Sendable {
             } catch {
                 await forwarding.value
                 let next = (index + 1) % sources.count
-                guard Self.isSourceFailure(error), next != first else { throw error }
+                let disagrees = error is SourceDisagrees
+                guard disagrees || Self.isSourceFailure(error), next != first else {
+                    throw (error as? SourceDisagrees).map { SluiceError(.invalidResponse, "no source serves the file: \($0.reason)") }
+                        ?? error
+                }
+                var progress = download.currentProgress()
+                if agreement == nil, !disagrees, progress.bytesTotal != nil {
+                    let finding = progress.integrity
+                    agreement = SourceAgreement(
+                        length: progress.bytesTotal, announced: finding?.fromHeaders == true ? finding?.expected : nil)
+                }
                 let failed = table.withLock { table in
                     table[index].failures += 1
-                    table[index].state = .failed
+                    table[index].state = disagrees ? .excluded : .failed
                     table[next].bytes = 0
                     return table
                 }
                 logger.warning(
-                    "source \(index + 1) of \(sources.count) failed (\(error)); starting over from byte 0 on the next",
+                    "source \(index + 1) of \(sources.count) is not used (\(error)); starting over from byte 0 on the next",
                     metadata: ["url": "\(URLCredentials.redacted(sources[next]))"])
-                var progress = download.currentProgress()
                 progress.bytesDone = 0
                 progress.sources = failed
                 reporter.yield(.progress(progress))

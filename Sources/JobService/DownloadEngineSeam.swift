@@ -53,9 +53,10 @@ public struct FetcherEngine: RunEngine {
             options.credentialsOrigin = URLCredentials.split(request.url).url
             return MirroredDownload(
                 sources: sources, checkpoints: request.checkpoints, neverRun: request.options.neverRun, logger: request.logger
-            ) { [client, options] url, neverRun in
+            ) { [client, options] url, neverRun, agreement in
                 var attempt = options
                 attempt.neverRun = neverRun
+                attempt.agreeWith = agreement
                 attempt.mirrors = spread ? sources.filter { $0 != url } : []
                 return Download(
                     url: url, target: request.target, options: attempt, client: client, checkpoints: request.checkpoints,
