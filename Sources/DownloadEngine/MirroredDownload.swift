@@ -10,8 +10,17 @@ import Synchronization
 /// or a wait the remote asked for are the job's, and end the run as they would without
 /// mirrors. A run starts on the source its checkpoint is for, so a resume stays on it.
 public final class MirroredDownload: Sendable {
+    /// What a source's download starts from: whether the job never ran, what the first source
+    /// that answered said of the file, and the digest a checksum file gave an earlier source's
+    /// download (read once per run, not once per source).
+    public struct Handoff: Sendable {
+        public var neverRun: Bool
+        public var agreement: SourceAgreement?
+        public var checksum: Checksum?
+    }
+
     let sources: [String]
-    let make: @Sendable (_ url: String, _ neverRun: Bool, _ agreeWith: SourceAgreement?) -> Download
+    let make: @Sendable (_ url: String, _ handoff: Handoff) -> Download
     let checkpoints: any CheckpointStore
     let neverRun: Bool
     let logger: Logger
@@ -22,7 +31,7 @@ public final class MirroredDownload: Sendable {
 
     public init(
         sources: [String], checkpoints: any CheckpointStore, neverRun: Bool, logger: Logger,
-        make: @escaping @Sendable (_ url: String, _ neverRun: Bool, _ agreeWith: SourceAgreement?) -> Download
+        make: @escaping @Sendable (_ url: String, _ handoff: Handoff) -> Download
     ) {
         self.sources = sources
         self.make = make
@@ -48,13 +57,11 @@ public final class MirroredDownload: Sendable {
         let stored = neverRun ? nil : try? await checkpoints.load()
         let first = sources.firstIndex { URLCredentials.split($0).url == stored?.url } ?? 0
         var index = first
-        var fresh = neverRun
-        // What the first source that answered said of the file: the next must agree.
-        var agreement: SourceAgreement?
+        var handoff = Handoff(neverRun: neverRun, agreement: nil, checksum: nil)
         while true {
             try Task.checkCancellation()
-            let download = make(sources[index], fresh, agreement)
-            fresh = false
+            let download = make(sources[index], handoff)
+            handoff.neverRun = false
             current.withLock { $0 = download }
             let forwarding = Task { [index] in
                 for await event in download.events {
@@ -91,10 +98,14 @@ public final class MirroredDownload: Sendable {
                         ?? error
                 }
                 var progress = download.currentProgress()
-                if agreement == nil, !disagrees, progress.bytesTotal != nil {
+                // What the first source that answered said of the file: the next must agree.
+                if handoff.agreement == nil, !disagrees, progress.bytesTotal != nil {
                     let finding = progress.integrity
-                    agreement = SourceAgreement(
+                    handoff.agreement = SourceAgreement(
                         length: progress.bytesTotal, announced: finding?.fromHeaders == true ? finding?.expected : nil)
+                }
+                if let finding = progress.integrity, finding.source == JobIntegrity.ExpectedSource.checksumURL {
+                    handoff.checksum = finding.expected
                 }
                 let failed = table.withLock { table in
                     table[index].failures += 1

@@ -53,10 +53,12 @@ public struct FetcherEngine: RunEngine {
             options.credentialsOrigin = URLCredentials.split(request.url).url
             return MirroredDownload(
                 sources: sources, checkpoints: request.checkpoints, neverRun: request.options.neverRun, logger: request.logger
-            ) { [client, options] url, neverRun, agreement in
+            ) { [client, options] url, handoff in
                 var attempt = options
-                attempt.neverRun = neverRun
-                attempt.agreeWith = agreement
+                attempt.neverRun = handoff.neverRun
+                attempt.agreeWith = handoff.agreement
+                // The checksum file was read (and its signature checked) for an earlier source.
+                if let checksum = handoff.checksum { attempt.expectedChecksum = checksum }
                 attempt.mirrors = spread ? sources.filter { $0 != url } : []
                 return Download(
                     url: url, target: request.target, options: attempt, client: client, checkpoints: request.checkpoints,

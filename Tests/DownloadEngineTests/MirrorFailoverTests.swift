@@ -12,10 +12,10 @@ import Testing
     func mirrored(_ harness: EngineHarness, _ paths: [String]) -> MirroredDownload {
         MirroredDownload(
             sources: paths.map(harness.url), checkpoints: harness.checkpoints(), neverRun: true, logger: Logger(label: "test")
-        ) { url, neverRun, agreement in
+        ) { url, handoff in
             var options = DownloadOptions(connections: 4, retry: EngineHarness.quickRetry, minimumSplit: 256 << 10)
-            options.neverRun = neverRun
-            options.agreeWith = agreement
+            options.neverRun = handoff.neverRun
+            options.agreeWith = handoff.agreement
             options.progressInterval = 0.05
             return Download(
                 url: url, target: DownloadTarget(partialPath: harness.cache + "/job.part", destination: .directory(harness.documents)),

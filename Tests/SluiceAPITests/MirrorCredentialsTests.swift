@@ -48,6 +48,8 @@ import Testing
                 #expect(done["state"] as? String == "completed", "\(done)")
                 let lines = seen.lines.withLock { $0 }
                 #expect(lines.contains("/SUMS auth=Basic dTpw cookie=-"), "\(lines)")
+                // Read once for the run, not again for the mirror the run fell back to.
+                #expect(lines.filter { $0.hasPrefix("/SUMS") }.count == 1, "\(lines)")
                 #expect(lines.filter { $0.hasPrefix("/file") }.allSatisfy { $0 == "/file auth=- cookie=-" }, "\(lines)")
             }
         }
