@@ -87,12 +87,13 @@ public struct Aria2Download: Sendable {
     }
 
     /// `getUris`: the job's URL, then its mirrors (credentials shown as the job's JSON shows
-    /// them); the ones in use are `used`, the rest `waiting`, as aria2 lists them.
+    /// them); the ones a run has tried are `used`, the rest `waiting`, as aria2c lists them
+    /// (a paused download that never ran: every URI `waiting`).
     public var uris: JSONValue {
-        let sources = job.sources
+        let ran = job.state == .running || job.state == .completed || job.state == .failed || job.bytesDone > 0
         return .array(
-            sources.enumerated().map { index, source in
-                let used = index == 0 || (source.state == .ok && source.bytes > 0)
+            job.sources.enumerated().map { index, source in
+                let used = source.bytes > 0 || source.failures > 0 || (index == 0 && ran)
                 return .object([("uri", .string(URLCredentials.redacted(source.url))), ("status", .string(used ? "used" : "waiting"))])
             })
     }
